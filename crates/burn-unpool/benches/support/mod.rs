@@ -1,0 +1,159 @@
+//! Shared by the benchmarks: the SegNet decoder shapes, seeded pool indices and the naive
+//! composition a user writes today.
+
+#![allow(dead_code)]
+
+use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
+use burn_unpool::MaxUnpoolOptions;
+
+/// One unpooling workload.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Short name (`s1`..`s4`, `overlap`).
+    pub name: &'static str,
+    /// `[N, C, H, W]` of `x` and the indices.
+    pub input: [usize; 4],
+    /// `[H, W]` of the output.
+    pub output: [usize; 2],
+    /// The pool: kernel, stride, padding.
+    pub pool: (usize, usize, usize),
+}
+
+impl Workload {
+    /// The unpool options.
+    pub fn options(&self) -> MaxUnpoolOptions<2> {
+        let (k, s, p) = self.pool;
+        MaxUnpoolOptions::new([k, k])
+            .with_stride([s, s])
+            .with_padding([p, p])
+            .with_output_size(self.output)
+    }
+
+    /// Elements of `x`.
+    pub fn input_len(&self) -> usize {
+        self.input.iter().product()
+    }
+
+    /// Elements of the output.
+    pub fn output_len(&self) -> usize {
+        self.input[0] * self.input[1] * self.output[0] * self.output[1]
+    }
+
+    /// Bytes moved by one forward: output and `x` in f32, indices of `index_bytes` each.
+    pub fn bytes(&self, index_bytes: usize) -> usize {
+        self.output_len() * 4 + self.input_len() * (4 + index_bytes)
+    }
+}
+
+/// The SegNet (CamVid 360x480) decoder stages at `batch`, and the overlapping case.
+pub fn workloads(batch: usize) -> Vec<Workload> {
+    let stage = |name, c, h, w, oh, ow| Workload {
+        name,
+        input: [batch, c, h, w],
+        output: [oh, ow],
+        pool: (2, 2, 0),
+    };
+    vec![
+        stage("s1", 64, 180, 240, 360, 480),
+        stage("s2", 128, 90, 120, 180, 240),
+        stage("s3", 256, 45, 60, 90, 120),
+        stage("s4", 512, 22, 30, 45, 60),
+    ]
+}
+
+/// Pool kernel 3, stride 2, padding 1 on 4 x 64 x 181 x 241: neighbouring windows share a border.
+pub fn overlapping() -> Workload {
+    Workload {
+        name: "overlap",
+        input: [4, 64, 91, 121],
+        output: [181, 241],
+        pool: (3, 2, 1),
+    }
+}
+
+/// Seeded per-plane indices as the pool would produce: one position inside each window.
+pub fn indices(workload: &Workload) -> Vec<i64> {
+    let [n, c, h, w] = workload.input;
+    let [oh, ow] = workload.output;
+    let (k, s, p) = workload.pool;
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut out = Vec::with_capacity(n * c * h * w);
+    for _ in 0..n * c {
+        for i in 0..h {
+            for j in 0..w {
+                let pick = |start: usize, limit: usize, r: u64| {
+                    let lo = (start * s).saturating_sub(p);
+                    let hi = (start * s + k).saturating_sub(p).min(limit);
+                    lo + (r as usize) % (hi - lo)
+                };
+                let r = next();
+                let (y, x) = (pick(i, oh, r & 0xffff), pick(j, ow, r >> 16));
+                out.push((y * ow + x) as i64);
+            }
+        }
+    }
+    out
+}
+
+/// Seeded values of `x`.
+pub fn values(len: usize) -> Vec<f32> {
+    (0..len)
+        .map(|i| ((i as u64 * 2_654_435_761) % 1000) as f32 / 10.0)
+        .collect()
+}
+
+/// `x` and its indices on `device`, the indices of dtype `index_dtype`.
+pub fn tensors(
+    workload: &Workload,
+    device: &Device,
+    index_dtype: DType,
+) -> (Tensor<4>, Tensor<4, Int>) {
+    let x = Tensor::<4>::from_data(
+        TensorData::new(values(workload.input_len()), workload.input),
+        device,
+    );
+    let indices = TensorData::new(indices(workload), workload.input).convert_dtype(index_dtype);
+    (
+        x,
+        Tensor::<4, Int>::from_data(indices, (device, index_dtype)),
+    )
+}
+
+/// The composition a user writes today: `zeros` + `scatter(.., Assign)` over flattened planes.
+/// Burn leaves duplicates undefined with `Assign`; it is here as the speed baseline.
+pub fn naive_unpool(x: Tensor<4>, indices: Tensor<4, Int>, output: [usize; 2]) -> Tensor<4> {
+    let [n, c, h, w] = x.dims();
+    let out = Tensor::<3>::zeros([n, c, output[0] * output[1]], &x.device());
+    out.scatter(
+        2,
+        indices.reshape([n, c, h * w]),
+        x.reshape([n, c, h * w]),
+        IndexingUpdateOp::Assign,
+    )
+    .reshape([n, c, output[0], output[1]])
+}
+
+/// Median of `runs` timings of `f` in milliseconds, after `warmup` untimed calls. `f` returns
+/// what it produced, dropped after the clock stops.
+pub fn median_ms<T>(warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> f64 {
+    for _ in 0..warmup {
+        drop(f());
+    }
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            let out = f();
+            let elapsed = start.elapsed().as_secs_f64() * 1e3;
+            drop(out);
+            elapsed
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}

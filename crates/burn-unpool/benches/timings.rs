@@ -1,0 +1,168 @@
+//! Medians of forward and backward at the SegNet shapes, beside the naive composition, a zero-fill
+//! and a plain copy of the same bytes, printed as a table (or JSON lines with `--json`, read by
+//! `compare_peers.py`, which times ONNX Runtime and PyTorch in the same run).
+//!
+//! `cargo bench -p burn-unpool --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]`
+
+mod support;
+
+use burn::tensor::{DType, Device, Tensor};
+use burn_unpool::{checks, kernel, max_unpool_backward, max_unpool2d};
+use support::{Workload, median_ms, naive_unpool, overlapping, tensors, workloads};
+
+struct Args {
+    json: bool,
+    batches: Vec<usize>,
+    runs: usize,
+    only: Option<String>,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        json: false,
+        batches: vec![1, 4],
+        runs: 15,
+        only: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--json" => args.json = true,
+            "--batches" => {
+                args.batches = it
+                    .next()
+                    .expect("--batches 1,4")
+                    .split(',')
+                    .map(|b| b.parse().expect("a batch size"))
+                    .collect()
+            }
+            "--runs" => args.runs = it.next().expect("--runs N").parse().expect("a count"),
+            "--only" => args.only = it.next(),
+            "--bench" => {}
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    args
+}
+
+fn report(args: &Args, workload: &Workload, what: &str, backend: &str, index: &str, ms: f64) {
+    let index_bytes = if index == "i64" { 8 } else { 4 };
+    let gbps = workload.bytes(index_bytes) as f64 / (ms * 1e-3) / 1e9;
+    let batch = workload.input[0];
+    if args.json {
+        println!(
+            r#"{{"shape":"{}","batch":{batch},"what":"{what}","backend":"{backend}","index":"{index}","median_ms":{ms:.4},"gbps":{gbps:.2}}}"#,
+            workload.name
+        );
+    } else {
+        println!(
+            "{:<8} {batch:>5} {what:<22} {backend:<10} {index:<4} {ms:>9.3} ms {gbps:>7.2} GB/s",
+            workload.name
+        );
+    }
+}
+
+fn main() {
+    let args = args();
+    let threads = rayon::current_num_threads();
+    if !args.json {
+        println!(
+            "burn-unpool timings: f32 values, median of {} runs after 2 warm-up runs, {threads} threads",
+            args.runs
+        );
+        println!(
+            "{:<8} {:>5} {:<22} {:<10} {:<4} {:>12} {:>12}",
+            "shape", "batch", "what", "backend", "idx", "median", "bandwidth"
+        );
+    }
+    let mut all: Vec<Workload> = args.batches.iter().flat_map(|&b| workloads(b)).collect();
+    all.push(overlapping());
+    for workload in all
+        .iter()
+        .filter(|w| args.only.as_deref().is_none_or(|o| o == w.name))
+    {
+        run_workload(&args, workload);
+    }
+}
+
+fn run_workload(args: &Args, workload: &Workload) {
+    let runs = args.runs;
+    let options = workload.options();
+    for (backend, device, dtype) in [
+        ("flex", Device::flex(), DType::I32),
+        ("ndarray", Device::ndarray(), DType::I64),
+    ] {
+        let index = if dtype == DType::I32 { "i32" } else { "i64" };
+        let (x, indices) = tensors(workload, &device, dtype);
+        let ms = median_ms(2, runs, || {
+            max_unpool2d(x.clone(), indices.clone(), options.clone())
+        });
+        report(args, workload, "forward", backend, index, ms);
+        let ms = median_ms(2, runs, || {
+            naive_unpool(x.clone(), indices.clone(), workload.output)
+        });
+        report(args, workload, "forward_naive", backend, index, ms);
+
+        let grad = max_unpool2d(x.clone(), indices.clone(), options.clone());
+        let ms = median_ms(2, runs, || {
+            max_unpool_backward(grad.clone(), indices.clone(), options.clone())
+        });
+        report(args, workload, "backward", backend, index, ms);
+
+        // Autodiff: time `backward()` only; the forward (ours or naive) builds the graph untimed.
+        let autodiff = device.autodiff();
+        let (xa, ia) = tensors(workload, &autodiff, dtype);
+        let ms = median_autodiff_backward(runs, || {
+            max_unpool2d(xa.clone().require_grad(), ia.clone(), options.clone())
+        });
+        report(args, workload, "backward_autodiff", backend, index, ms);
+        let ms = median_autodiff_backward(runs, || {
+            naive_unpool(xa.clone().require_grad(), ia.clone(), workload.output)
+        });
+        report(
+            args,
+            workload,
+            "backward_autodiff_naive",
+            backend,
+            index,
+            ms,
+        );
+    }
+
+    // Where the forward's time goes: the kernel into a reused, zero-filled buffer (what ONNX
+    // Runtime does), the zero-fill alone, and a plain copy of the bytes the op moves.
+    let plan = checks::plan(&workload.input, &workload.input, &options).expect("a valid workload");
+    let x = support::values(workload.input_len());
+    let indices: Vec<i32> = support::indices(workload)
+        .into_iter()
+        .map(|i| i as i32)
+        .collect();
+    let mut out = vec![0.0f32; workload.output_len()];
+    let ms = median_ms(2, runs, || {
+        out.fill(0.0);
+        kernel::unpool_forward_into(&x, &indices, &plan, &mut out).expect("valid indices");
+    });
+    report(args, workload, "forward_reused_buffer", "kernel", "i32", ms);
+    let ms = median_ms(2, runs, || out.fill(0.0));
+    report(args, workload, "zero_fill_output", "memory", "i32", ms);
+    let source = vec![1u8; workload.bytes(4)];
+    let mut target = vec![0u8; workload.bytes(4)];
+    let ms = median_ms(2, runs, || target.copy_from_slice(&source));
+    report(args, workload, "copy_same_bytes", "memory", "i32", ms);
+}
+
+fn median_autodiff_backward(runs: usize, mut forward: impl FnMut() -> Tensor<4>) -> f64 {
+    let mut times: Vec<f64> = (0..runs + 2)
+        .map(|_| {
+            let y = forward();
+            let start = std::time::Instant::now();
+            let grads = y.backward();
+            let elapsed = start.elapsed().as_secs_f64() * 1e3;
+            drop(grads);
+            elapsed
+        })
+        .skip(2)
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}

@@ -1,0 +1,69 @@
+//! The backend op: one extension trait, implemented per backend family.
+//!
+//! Flex and NdArray run the CPU kernels of [`crate::kernel`]; autodiff wraps any implementation
+//! with the exact (winner-only) backward; every other listed backend gets the composed default
+//! body, which is correct, duplicates included, but slower.
+
+// NdArray is deprecated in Burn 0.22 but still shipped, and supported here.
+#![allow(deprecated)]
+
+mod autodiff;
+mod composed;
+mod flex;
+mod ndarray;
+
+use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::{Backend, backend_extension};
+
+use crate::UnpoolPlan;
+
+/// Backends that can unpool.
+///
+/// Implementations receive a checked [`UnpoolPlan`]; they check only the index values (which they
+/// read anyway) and report a bad one with [`crate::checks::index_error`]'s message.
+#[backend_extension(Flex, NdArray, Autodiff)]
+pub trait UnpoolBackend: Backend {
+    /// Writes every value of `x` into a zero-filled output of shape `plan.output_shape` at the
+    /// position its index gives; with duplicate indices the last in row-major order of `x` wins.
+    fn max_unpool(
+        x: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        plan: UnpoolPlan,
+    ) -> FloatTensor<Self> {
+        composed::max_unpool::<Self>(x, indices, &plan)
+    }
+
+    /// The gradient of `x` for the output gradient `grad`: `grad[indices[p]]` where element `p`
+    /// won the write at `indices[p]`, zero elsewhere. It is also the adjoint of [`max_unpool`].
+    ///
+    /// [`max_unpool`]: UnpoolBackend::max_unpool
+    fn max_unpool_backward(
+        grad: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        plan: UnpoolPlan,
+    ) -> FloatTensor<Self> {
+        composed::max_unpool_backward::<Self>(grad, indices, &plan)
+    }
+}
+
+/// Calls `$body` with `$E` bound to the float element type of `$float` and `$I` to the index type
+/// of `$int` (`DType`s), for every pair the CPU kernels support.
+macro_rules! with_element_types {
+    ($float:expr, $int:expr, |$E:ident, $I:ident| $body:expr) => {{
+        use burn::tensor::{DType, bf16, f16};
+        match ($float, $int) {
+            (DType::F32, DType::I32) => { type $E = f32; type $I = i32; $body }
+            (DType::F32, DType::I64) => { type $E = f32; type $I = i64; $body }
+            (DType::F64, DType::I32) => { type $E = f64; type $I = i32; $body }
+            (DType::F64, DType::I64) => { type $E = f64; type $I = i64; $body }
+            (DType::F16, DType::I32) => { type $E = f16; type $I = i32; $body }
+            (DType::F16, DType::I64) => { type $E = f16; type $I = i64; $body }
+            (DType::BF16, DType::I32) => { type $E = bf16; type $I = i32; $body }
+            (DType::BF16, DType::I64) => { type $E = bf16; type $I = i64; $body }
+            (float, int) => panic!(
+                "max_unpool: unsupported element types: values {float:?} (f32, f64, f16 or bf16) with indices {int:?} (i32 or i64)"
+            ),
+        }
+    }};
+}
+pub(crate) use with_element_types;

@@ -1,0 +1,52 @@
+//! Output buffers: zero-filled by the OS, and backed by huge pages where the OS allows it.
+
+use bytemuck::Zeroable;
+
+/// Buffers at least this large ask for transparent huge pages.
+const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
+
+/// A zero-filled buffer of `len` elements.
+///
+/// The memory comes zeroed from the allocator (`calloc`, a fresh mapping for large sizes), so no
+/// separate zero-fill pass runs. A fresh mapping costs one page fault per page on first touch:
+/// for a 44 MB output that is ~11k faults of 4 KiB; asking for huge pages (`madvise`, honoured
+/// when transparent huge pages are in `madvise` or `always` mode) makes it ~22.
+pub fn zeroed_buffer<T: Zeroable>(len: usize) -> Vec<T> {
+    let buffer: Vec<T> = bytemuck::allocation::zeroed_vec(len);
+    let bytes = len * core::mem::size_of::<T>();
+    if bytes >= HUGE_PAGE_THRESHOLD {
+        advise_huge_pages(buffer.as_ptr() as usize, bytes);
+    }
+    buffer
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(start: usize, bytes: usize) {
+    const PAGE: usize = 4096;
+    let begin = start.next_multiple_of(PAGE);
+    let end = (start + bytes) & !(PAGE - 1);
+    if end > begin {
+        // SAFETY: the range lies inside an allocation this function's caller owns and has not
+        // touched; MADV_HUGEPAGE only changes how the kernel backs it, never its contents.
+        unsafe {
+            libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_start: usize, _bytes: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::zeroed_buffer;
+
+    #[test]
+    fn large_and_small_buffers_are_zero() {
+        for len in [0, 7, 3 << 20] {
+            let buffer = zeroed_buffer::<f32>(len);
+            assert_eq!(buffer.len(), len);
+            assert!(buffer.iter().all(|v| v.to_bits() == 0));
+        }
+    }
+}

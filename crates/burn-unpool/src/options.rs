@@ -1,0 +1,149 @@
+//! What a caller says about an unpooling: the pool's geometry, the output size and the index layout.
+
+use burn::tensor::ops::MaxPoolOptions;
+
+/// How the values of an index tensor address the output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IndexLayout {
+    /// A flat row-major index inside one `(n, c)` output plane, in `[0, O1*..*Ok)`.
+    ///
+    /// Burn's `max_pool{1,2}d_with_indices` and PyTorch produce these.
+    #[default]
+    PerPlane,
+    /// A flat row-major index over the whole output, in `[0, N*C*O1*..*Ok)`.
+    ///
+    /// ONNX `MaxPool`/`MaxUnpool` and DirectML use these.
+    Global,
+}
+
+/// An explicit output size: spatial only, or the full `[N, C, O1..Ok]` shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OutputSize<const D: usize> {
+    /// The spatial size `[O1..Ok]`; `N` and `C` come from `x`.
+    Spatial([usize; D]),
+    /// The full shape `[N, C, O1..Ok]`; `N` and `C` must match `x`.
+    Full(Vec<usize>),
+}
+
+/// Options of a `D`-dimensional max unpooling.
+///
+/// The geometry mirrors Burn's [`MaxPoolOptions`] so the options of the pool that produced the
+/// indices can be reused as they are (see [`MaxUnpoolOptions::from_pool`]).
+///
+/// ```
+/// use burn_unpool::{IndexLayout, MaxUnpoolOptions};
+///
+/// let options = MaxUnpoolOptions::new([2, 2])
+///     .with_padding([1, 0])
+///     .with_output_size([45, 60]);
+/// assert_eq!(options.stride, [2, 2]);
+/// assert_eq!(options.padding, [(1, 1), (0, 0)]);
+/// assert_eq!(options.index_layout, IndexLayout::PerPlane);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaxUnpoolOptions<const D: usize> {
+    /// Kernel size of the pool (non-zero).
+    pub kernel_size: [usize; D],
+    /// Stride of the pool (non-zero); defaults to the kernel size.
+    pub stride: [usize; D],
+    /// Padding of the pool as `(begin, end)` pairs.
+    pub padding: [(usize, usize); D],
+    /// Dilation of the pool (non-zero).
+    pub dilation: [usize; D],
+    /// Explicit output size; `None` computes it from the geometry.
+    pub output_size: Option<OutputSize<D>>,
+    /// How the indices address the output.
+    pub index_layout: IndexLayout,
+}
+
+impl<const D: usize> MaxUnpoolOptions<D> {
+    /// Options for a pool of the given kernel size: stride equal to the kernel, no padding,
+    /// dilation 1, the computed output size and per-plane indices.
+    ///
+    /// Nothing is checked here: every check happens, with the offending values named, when the
+    /// options are used.
+    pub fn new(kernel_size: [usize; D]) -> Self {
+        Self {
+            kernel_size,
+            stride: kernel_size,
+            padding: [(0, 0); D],
+            dilation: [1; D],
+            output_size: None,
+            index_layout: IndexLayout::PerPlane,
+        }
+    }
+
+    /// The unpooling that inverts the pool configured by `pool`.
+    ///
+    /// `ceil_mode` has no counterpart: a ceil-mode pool may have read past the input's end, so pass
+    /// the input's size with [`with_output_size`](Self::with_output_size).
+    ///
+    /// ```
+    /// use burn::tensor::ops::MaxPoolOptions;
+    /// use burn_unpool::MaxUnpoolOptions;
+    ///
+    /// let pool = MaxPoolOptions::new([3, 3]).with_stride([2, 2]).with_padding([1, 1]);
+    /// let unpool = MaxUnpoolOptions::from_pool(&pool);
+    /// assert_eq!(unpool.kernel_size, [3, 3]);
+    /// assert_eq!(unpool.stride, [2, 2]);
+    /// assert_eq!(unpool.padding, [(1, 1), (1, 1)]);
+    /// ```
+    pub fn from_pool(pool: &MaxPoolOptions<D>) -> Self {
+        Self {
+            kernel_size: pool.kernel_size,
+            stride: pool.stride,
+            padding: pool.padding,
+            dilation: pool.dilation,
+            output_size: None,
+            index_layout: IndexLayout::PerPlane,
+        }
+    }
+
+    /// Sets the stride.
+    pub fn with_stride(mut self, stride: [usize; D]) -> Self {
+        self.stride = stride;
+        self
+    }
+
+    /// Sets the same padding at both ends of every spatial axis.
+    pub fn with_padding(mut self, padding: [usize; D]) -> Self {
+        self.padding = padding.map(|p| (p, p));
+        self
+    }
+
+    /// Sets `(begin, end)` padding for every spatial axis.
+    pub fn with_padding_pairs(mut self, padding: [(usize, usize); D]) -> Self {
+        self.padding = padding;
+        self
+    }
+
+    /// Sets the dilation.
+    pub fn with_dilation(mut self, dilation: [usize; D]) -> Self {
+        self.dilation = dilation;
+        self
+    }
+
+    /// Sets the spatial output size `[O1..Ok]`.
+    pub fn with_output_size(mut self, size: [usize; D]) -> Self {
+        self.output_size = Some(OutputSize::Spatial(size));
+        self
+    }
+
+    /// Sets the full output shape `[N, C, O1..Ok]`; `N` and `C` must match `x`.
+    pub fn with_full_output_size(mut self, shape: impl Into<Vec<usize>>) -> Self {
+        self.output_size = Some(OutputSize::Full(shape.into()));
+        self
+    }
+
+    /// Sets the index layout.
+    pub fn with_index_layout(mut self, layout: IndexLayout) -> Self {
+        self.index_layout = layout;
+        self
+    }
+}
+
+impl<const D: usize> From<&MaxPoolOptions<D>> for MaxUnpoolOptions<D> {
+    fn from(pool: &MaxPoolOptions<D>) -> Self {
+        Self::from_pool(pool)
+    }
+}

@@ -1,0 +1,312 @@
+//! Every bad input of the contract gets an error naming the problem and the values, from the
+//! public function, on every device.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
+use burn_unpool::{
+    IndexLayout, MaxUnpoolOptions, max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d,
+};
+use burn_unpool_tests::devices;
+
+/// The panic message of `f`, which must panic.
+fn message(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the call must fail");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .expect("a text message")
+}
+
+fn assert_message(f: impl FnOnce(), parts: &[&str]) {
+    let text = message(f);
+    for part in parts {
+        assert!(text.contains(part), "message {text:?} lacks {part:?}");
+    }
+}
+
+fn x4(device: &Device, shape: [usize; 4]) -> Tensor<4> {
+    Tensor::ones(shape, device)
+}
+
+fn i4(device: &Device, shape: [usize; 4]) -> Tensor<4, Int> {
+    Tensor::zeros(shape, device)
+}
+
+#[test]
+fn shapes_of_x_and_indices_differ() {
+    for (_, d) in devices() {
+        assert_message(
+            || {
+                drop(max_unpool2d(
+                    x4(&d, [1, 2, 3, 3]),
+                    i4(&d, [1, 2, 3, 4]),
+                    MaxUnpoolOptions::new([2, 2]),
+                ))
+            },
+            &["same shape", "[1, 2, 3, 3]", "[1, 2, 3, 4]"],
+        );
+    }
+}
+
+#[test]
+fn rank_does_not_fit_the_options() {
+    for (_, d) in devices() {
+        assert_message(
+            || {
+                drop(max_unpool(
+                    x4(&d, [1, 2, 3, 3]),
+                    i4(&d, [1, 2, 3, 3]),
+                    MaxUnpoolOptions::new([2]),
+                ))
+            },
+            &["rank 3", "[1, 2, 3, 3]", "rank 4"],
+        );
+    }
+}
+
+#[test]
+fn zero_kernel_stride_or_dilation() {
+    for (_, d) in devices() {
+        let d = &d;
+        let run = |o: MaxUnpoolOptions<2>| {
+            move || drop(max_unpool2d(x4(d, [1, 1, 2, 2]), i4(d, [1, 1, 2, 2]), o))
+        };
+        assert_message(
+            run(MaxUnpoolOptions::new([0, 2])),
+            &["kernel_size", "[0, 2]"],
+        );
+        assert_message(
+            run(MaxUnpoolOptions::new([2, 2]).with_stride([2, 0])),
+            &["stride", "[2, 0]"],
+        );
+        assert_message(
+            run(MaxUnpoolOptions::new([2, 2]).with_dilation([0, 1])),
+            &["dilation", "[0, 1]"],
+        );
+    }
+}
+
+#[test]
+fn padding_leaves_no_output() {
+    for (_, d) in devices() {
+        let options = MaxUnpoolOptions::new([2, 2])
+            .with_stride([1, 1])
+            .with_padding_pairs([(0, 0), (2, 1)]);
+        assert_message(
+            || {
+                drop(max_unpool2d(
+                    x4(&d, [1, 1, 1, 1]),
+                    i4(&d, [1, 1, 1, 1]),
+                    options,
+                ))
+            },
+            &["spatial axis 1", "padding (2 + 1)", "= -1"],
+        );
+    }
+}
+
+#[test]
+fn full_output_size_with_other_batch_or_channels() {
+    for (_, d) in devices() {
+        let options = MaxUnpoolOptions::new([2, 2]).with_full_output_size([1, 3, 4, 4]);
+        assert_message(
+            || {
+                drop(max_unpool2d(
+                    x4(&d, [1, 2, 2, 2]),
+                    i4(&d, [1, 2, 2, 2]),
+                    options,
+                ))
+            },
+            &["[1, 3, 4, 4]", "[1, 2, 2, 2]", "N and C"],
+        );
+        let options = MaxUnpoolOptions::new([2, 2]).with_full_output_size([1, 2, 4]);
+        assert_message(
+            || {
+                drop(max_unpool2d(
+                    x4(&d, [1, 2, 2, 2]),
+                    i4(&d, [1, 2, 2, 2]),
+                    options,
+                ))
+            },
+            &["[1, 2, 4]"],
+        );
+    }
+}
+
+#[test]
+fn index_below_zero() {
+    for (name, d) in devices() {
+        let indices = Tensor::<3, Int>::from_ints([[[0, 1], [2, -3]]], &d);
+        assert_message(
+            || {
+                drop(max_unpool1d(
+                    Tensor::ones([1, 2, 2], &d),
+                    indices,
+                    MaxUnpoolOptions::new([2]),
+                ))
+            },
+            &["index -3", "position [0, 1, 1]", "[0, 4)", "per-plane"],
+        );
+        let _ = name;
+    }
+}
+
+#[test]
+fn index_past_the_plane() {
+    for (_, d) in devices() {
+        // The first bad index in row-major order is reported, even when later planes hold others.
+        let indices = Tensor::<3, Int>::from_ints([[[0, 4], [9, 1]]], &d);
+        assert_message(
+            || {
+                drop(max_unpool1d(
+                    Tensor::ones([1, 2, 2], &d),
+                    indices,
+                    MaxUnpoolOptions::new([2]),
+                ))
+            },
+            &["index 4", "position [0, 0, 1]", "[0, 4)"],
+        );
+    }
+}
+
+#[test]
+fn global_index_past_the_tensor() {
+    for (_, d) in devices() {
+        let indices = Tensor::<3, Int>::from_ints([[[0, 5], [8, 1]]], &d);
+        let options = MaxUnpoolOptions::new([2]).with_index_layout(IndexLayout::Global);
+        assert_message(
+            || drop(max_unpool1d(Tensor::ones([1, 2, 2], &d), indices, options)),
+            &["index 8", "position [0, 1, 0]", "global", "[0, 8)"],
+        );
+    }
+}
+
+#[test]
+fn explicit_output_size_too_small_for_the_indices() {
+    for (_, d) in devices() {
+        let indices = Tensor::<4, Int>::from_ints([[[[0, 3], [10, 15]]]], &d);
+        let options = MaxUnpoolOptions::new([2, 2]).with_output_size([3, 3]);
+        assert_message(
+            || {
+                drop(max_unpool2d(
+                    Tensor::ones([1, 1, 2, 2], &d),
+                    indices,
+                    options,
+                ))
+            },
+            &[
+                "index 10",
+                "position [0, 0, 1, 0]",
+                "output shape [1, 1, 3, 3]",
+                "[0, 9)",
+            ],
+        );
+    }
+}
+
+#[test]
+fn index_dtype_cannot_hold_the_indices() {
+    for (_, d) in devices() {
+        // 2^16 x 2^16 = 2^32 positions per plane: i32 cannot address them. Checked before any
+        // allocation.
+        let indices = Tensor::<4, Int>::from_data(
+            TensorData::new(vec![0i32], [1, 1, 1, 1]),
+            (&d, DType::I32),
+        );
+        let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, 1 << 16]);
+        assert_message(
+            || {
+                drop(max_unpool2d(
+                    Tensor::ones([1, 1, 1, 1], &d),
+                    indices,
+                    options,
+                ))
+            },
+            &["I32", "4294967295", "use i64"],
+        );
+    }
+}
+
+#[test]
+fn index_dtype_is_not_i32_or_i64() {
+    let d = Device::flex();
+    let indices =
+        Tensor::<3, Int>::from_data(TensorData::new(vec![0i16, 1], [1, 1, 2]), (&d, DType::I16));
+    assert_eq!(indices.dtype(), DType::I16);
+    assert_message(
+        || {
+            drop(max_unpool1d(
+                Tensor::ones([1, 1, 2], &d),
+                indices,
+                MaxUnpoolOptions::new([2]),
+            ))
+        },
+        &["i32 or i64", "I16"],
+    );
+}
+
+#[test]
+fn gradient_of_the_wrong_shape() {
+    for (_, d) in devices() {
+        assert_message(
+            || {
+                drop(max_unpool_backward(
+                    x4(&d, [1, 1, 4, 5]),
+                    i4(&d, [1, 1, 2, 2]),
+                    MaxUnpoolOptions::new([2, 2]),
+                ))
+            },
+            &["[1, 1, 4, 4]", "[1, 1, 4, 5]"],
+        );
+    }
+}
+
+#[test]
+fn onnx_attributes_of_the_wrong_length() {
+    for (_, d) in devices() {
+        let d = &d;
+        let run = |a: MaxUnpoolAttributes, shape: Option<Vec<usize>>| {
+            move || {
+                drop(max_unpool_onnx(
+                    x4(d, [1, 1, 2, 2]),
+                    i4(d, [1, 1, 2, 2]),
+                    &a,
+                    shape.as_deref(),
+                ))
+            }
+        };
+        assert_message(
+            run(
+                MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2]),
+                None,
+            ),
+            &["`strides`", "2 values", "[2]"],
+        );
+        assert_message(
+            run(
+                MaxUnpoolAttributes::new(vec![2, 2]).with_pads(vec![0, 0]),
+                None,
+            ),
+            &["`pads`", "4 values"],
+        );
+        assert_message(run(MaxUnpoolAttributes::new(vec![2]), None), &["rank 3"]);
+        assert_message(
+            run(MaxUnpoolAttributes::new(vec![2, 2]), Some(vec![1, 1, 5])),
+            &["`output_shape`", "4 values"],
+        );
+        assert_message(
+            run(MaxUnpoolAttributes::new(vec![2, 2]), Some(vec![2, 1, 5, 5])),
+            &["[2, 1, 5, 5]", "N and C"],
+        );
+        assert_message(
+            run(
+                MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]),
+                Some(vec![1, 1, 3, 5]),
+            ),
+            &["smaller than the inferred shape", "[4, 4]"],
+        );
+    }
+}

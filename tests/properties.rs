@@ -1,0 +1,136 @@
+//! Property tests: for random shapes and pool parameters, unpooling inverts pooling, and every
+//! device agrees with the reference (and so with each other) bit for bit, forward and backward.
+
+use burn::tensor::module::max_pool2d_with_indices;
+use burn::tensor::ops::MaxPoolOptions;
+use burn::tensor::{DType, Int, Tensor, TensorData};
+use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool2d};
+use burn_unpool_tests::{
+    Direction, Geometry, assert_bit_equal, devices, reference_backward, reference_forward,
+    reference_targets, run,
+};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+struct Pool {
+    shape: [usize; 4],
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+    ceil_mode: bool,
+}
+
+fn pools() -> impl Strategy<Value = Pool> {
+    (
+        1usize..3,
+        1usize..4,
+        [1usize..4, 1usize..4],
+        [1usize..4, 1usize..4],
+        [1usize..3, 1usize..3],
+        any::<bool>(),
+    )
+        .prop_flat_map(|(n, c, kernel, stride, dilation, ceil_mode)| {
+            // Burn's pool needs padding <= kernel / 2 and a window that fits the padded input.
+            let min = [0, 1].map(|a| dilation[a] * (kernel[a] - 1) + 1);
+            let pad = [0, 1].map(|a| 0..=kernel[a] / 2);
+            ([min[0]..min[0] + 9, min[1]..min[1] + 9], pad).prop_map(move |(size, padding)| Pool {
+                shape: [n, c, size[0], size[1]],
+                kernel,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            })
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// `pool(unpool(pool(x)))` gives back `pool(x)` (positive values: the zeros unpooling writes
+    /// never win a window), with the pool's input size as the output size.
+    #[test]
+    fn unpooling_inverts_pooling(pool in pools(), seed in 0u64..1000) {
+        let [n, c, h, w] = pool.shape;
+        let values: Vec<f32> = (0..n * c * h * w).map(|i| 1.0 + ((i as u64 * 2654435761 + seed) % 1000) as f32).collect();
+        let options = MaxPoolOptions::new(pool.kernel)
+            .with_stride(pool.stride)
+            .with_padding(pool.padding)
+            .with_dilation(pool.dilation)
+            .with_ceil_mode(pool.ceil_mode);
+        for (name, device) in devices() {
+            let image = Tensor::<4>::from_data(TensorData::new(values.clone(), pool.shape), &device);
+            let (pooled, indices) = max_pool2d_with_indices(image, options.clone());
+            let unpooled = max_unpool2d(pooled.clone(), indices, MaxUnpoolOptions::from_pool(&options).with_output_size([h, w]));
+            prop_assert_eq!(unpooled.dims(), pool.shape);
+            let (again, _) = max_pool2d_with_indices(unpooled, options.clone());
+            assert_bit_equal(&again.into_data(), &pooled.into_data(), &format!("{name} {pool:?}"));
+        }
+    }
+
+    /// Arbitrary indices (duplicates included) in f32 and f64: every device matches the reference
+    /// bit for bit, forward and backward, with either layout.
+    #[test]
+    fn devices_agree_with_the_reference(
+        shape in [1usize..3, 1usize..4, 1usize..6, 1usize..6],
+        scale in [1usize..4, 1usize..4],
+        global in any::<bool>(),
+        seed in 0u64..10_000,
+    ) {
+        let [n, c, h, w] = shape;
+        let out_shape = [n, c, h * scale[0], w * scale[1]];
+        let plane = out_shape[2] * out_shape[3];
+        let layout = if global { IndexLayout::Global } else { IndexLayout::PerPlane };
+        let range = if global { n * c * plane } else { plane };
+        let mut state = seed;
+        let mut next = move || { state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); (state >> 33) as usize };
+        let len = n * c * h * w;
+        let indices: Vec<i64> = (0..len).map(|_| (next() % range) as i64).collect();
+        let x: Vec<f64> = (0..len).map(|_| (next() % 2001) as f64 / 8.0 - 125.0).collect();
+        let grad: Vec<f64> = (0..n * c * plane).map(|_| (next() % 2001) as f64 / 16.0 - 62.5).collect();
+
+        let targets = reference_targets(&indices, &shape, &out_shape, &out_shape[2..], layout).unwrap();
+        let expected_y = reference_forward(&x, &targets, grad.len());
+        let expected_dx = reference_backward(&grad, &targets);
+        let geometry = Geometry { kernel: scale.to_vec(), stride: scale.to_vec(), padding: vec![(0, 0); 2], dilation: vec![1, 1], output_size: None };
+
+        for (name, device) in devices() {
+            for dtype in [DType::F32, DType::F64] {
+                let data = |v: &[f64], s: &[usize]| TensorData::new(v.to_vec(), s.to_vec()).convert_dtype(dtype);
+                let idx = TensorData::new(indices.clone(), shape.to_vec());
+                let y = run(Direction::Forward, data(&x, &shape), idx.clone(), &geometry, layout, &device);
+                assert_bit_equal(&y, &data(&expected_y, &out_shape), &format!("forward {name} {dtype:?}"));
+                let dx = run(Direction::Backward, data(&grad, &out_shape), idx, &geometry, layout, &device);
+                assert_bit_equal(&dx, &data(&expected_dx, &shape), &format!("backward {name} {dtype:?}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn devices_agree_on_burns_own_pool_indices() {
+    // Flex emits i32 indices, NdArray i64: the unpooled results still agree bit for bit.
+    let shape = [2, 3, 13, 11];
+    let values: Vec<f32> = (0..shape.iter().product::<usize>())
+        .map(|i| ((i * 7919) % 613) as f32 - 300.0)
+        .collect();
+    let options = MaxPoolOptions::new([3, 3])
+        .with_stride([2, 2])
+        .with_padding([1, 1]);
+    let results: Vec<TensorData> = devices()
+        .into_iter()
+        .map(|(_, device)| {
+            let image = Tensor::<4>::from_data(TensorData::new(values.clone(), shape), &device);
+            let (pooled, indices) = max_pool2d_with_indices(image, options.clone());
+            let indices: Tensor<4, Int> = indices;
+            max_unpool2d(
+                pooled,
+                indices,
+                MaxUnpoolOptions::from_pool(&options).with_output_size([13, 11]),
+            )
+            .into_data()
+        })
+        .collect();
+    assert_bit_equal(&results[0], &results[1], "flex vs ndarray");
+}

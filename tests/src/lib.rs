@@ -1,0 +1,260 @@
+//! Shared pieces of the cross-crate tests: the devices under test, a rank-erased way to call the
+//! op, the recorded conformance table, and an independent reference implementation.
+
+// Device::ndarray is deprecated in Burn 0.22 but still shipped, and supported.
+#![allow(deprecated)]
+
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool, max_unpool_backward};
+use serde::Deserialize;
+
+/// Every device the suites run on, by name.
+pub fn devices() -> Vec<(&'static str, Device)> {
+    vec![("flex", Device::flex()), ("ndarray", Device::ndarray())]
+}
+
+/// The pool geometry and output options of one unpooling, for any rank.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Geometry {
+    /// Kernel size per spatial axis.
+    pub kernel: Vec<usize>,
+    /// Stride per spatial axis.
+    pub stride: Vec<usize>,
+    /// `(begin, end)` padding per spatial axis.
+    pub padding: Vec<(usize, usize)>,
+    /// Dilation per spatial axis.
+    pub dilation: Vec<usize>,
+    /// Explicit spatial output size.
+    pub output_size: Option<Vec<usize>>,
+}
+
+impl Geometry {
+    /// Options of rank `D`.
+    pub fn options<const D: usize>(&self, layout: IndexLayout) -> MaxUnpoolOptions<D> {
+        let array = |v: &[usize]| -> [usize; D] { v.try_into().expect("one value per axis") };
+        let mut options = MaxUnpoolOptions::new(array(&self.kernel))
+            .with_stride(array(&self.stride))
+            .with_padding_pairs(self.padding.clone().try_into().expect("one pair per axis"))
+            .with_dilation(array(&self.dilation))
+            .with_index_layout(layout);
+        if let Some(size) = &self.output_size {
+            options = options.with_output_size(array(size));
+        }
+        options
+    }
+}
+
+/// Which direction of the op to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// `max_unpool`: `input` is `x`.
+    Forward,
+    /// `max_unpool_backward`: `input` is the output gradient.
+    Backward,
+}
+
+/// Runs the op on `device` for data of any rank 3, 4 or 5 and returns the result's data.
+pub fn run(
+    direction: Direction,
+    input: TensorData,
+    indices: TensorData,
+    geometry: &Geometry,
+    layout: IndexLayout,
+    device: &Device,
+) -> TensorData {
+    macro_rules! rank {
+        ($d:literal, $r:literal) => {{
+            let dtype = input.dtype();
+            let input = Tensor::<$r>::from_data(input, (device, dtype));
+            let indices = Tensor::<$r, Int>::from_data(indices.clone(), (device, indices.dtype()));
+            let options = geometry.options::<$d>(layout);
+            match direction {
+                Direction::Forward => max_unpool(input, indices, options).into_data(),
+                Direction::Backward => max_unpool_backward(input, indices, options).into_data(),
+            }
+        }};
+    }
+    match indices.shape().len() {
+        3 => rank!(1, 3),
+        4 => rank!(2, 4),
+        5 => rank!(3, 5),
+        rank => panic!("unsupported rank {rank}"),
+    }
+}
+
+/// One recorded case of `tests/data/conformance.json`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Case {
+    /// Case name.
+    pub name: String,
+    /// `pytorch` or `onnx_reference`.
+    pub source: String,
+    /// `per_plane` or `global`.
+    pub layout: String,
+    /// Shape of `x` and the indices.
+    pub input_shape: Vec<usize>,
+    /// Values of `x`.
+    pub x: Vec<f64>,
+    /// The indices.
+    pub indices: Vec<i64>,
+    /// Kernel size.
+    pub kernel: Vec<usize>,
+    /// Stride.
+    pub stride: Vec<usize>,
+    /// `(begin, end)` padding.
+    pub padding: Vec<(usize, usize)>,
+    /// Dilation.
+    pub dilation: Vec<usize>,
+    /// Explicit spatial output size (PyTorch cases).
+    pub output_size: Option<Vec<usize>>,
+    /// ONNX `output_shape` input (ONNX reference cases).
+    #[serde(default)]
+    pub onnx_output_shape: Option<Vec<usize>>,
+    /// Shape of the recorded output.
+    pub output_shape: Vec<usize>,
+    /// The recorded output.
+    pub expected: Vec<f64>,
+    /// A seeded output gradient (cases without duplicates).
+    #[serde(default)]
+    pub grad_output: Option<Vec<f64>>,
+    /// PyTorch's gradient of `x` for `grad_output`.
+    #[serde(default)]
+    pub grad_x: Option<Vec<f64>>,
+}
+
+impl Case {
+    /// The index layout of the case.
+    pub fn layout(&self) -> IndexLayout {
+        match self.layout.as_str() {
+            "global" => IndexLayout::Global,
+            _ => IndexLayout::PerPlane,
+        }
+    }
+
+    /// The geometry of the case.
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            kernel: self.kernel.clone(),
+            stride: self.stride.clone(),
+            padding: self.padding.clone(),
+            dilation: self.dilation.clone(),
+            output_size: self.output_size.clone(),
+        }
+    }
+
+    /// `x` as f32 data.
+    pub fn x_data(&self) -> TensorData {
+        f32_data(&self.x, &self.input_shape)
+    }
+
+    /// The indices as data of `dtype` (I32 or I64).
+    pub fn indices_data(&self, dtype: DType) -> TensorData {
+        TensorData::new(self.indices.clone(), self.input_shape.clone()).convert_dtype(dtype)
+    }
+}
+
+/// f64 values (exact copies of f32 ones) as f32 data.
+pub fn f32_data(values: &[f64], shape: &[usize]) -> TensorData {
+    TensorData::new(
+        values.iter().map(|&v| v as f32).collect::<Vec<f32>>(),
+        shape.to_vec(),
+    )
+}
+
+/// The recorded conformance table.
+pub fn conformance_cases() -> Vec<Case> {
+    #[derive(Deserialize)]
+    struct Table {
+        cases: Vec<Case>,
+    }
+    let text = include_str!("../data/conformance.json");
+    serde_json::from_str::<Table>(text)
+        .expect("a valid conformance table")
+        .cases
+}
+
+/// A straightforward reference, written from the contract and independent of the crate's kernels:
+/// the target of every element of `x`, as a flat offset into the output, in row-major order of `x`.
+///
+/// `index_plane` is the plane shape indices are read in; it is placed at the origin of the output
+/// plane. Returns `None` for an out-of-range index.
+pub fn reference_targets(
+    indices: &[i64],
+    input_shape: &[usize],
+    output_shape: &[usize],
+    index_plane: &[usize],
+    layout: IndexLayout,
+) -> Option<Vec<usize>> {
+    let planes = input_shape[0] * input_shape[1];
+    let in_plane: usize = input_shape[2..].iter().product();
+    let s_plane: usize = index_plane.iter().product();
+    let o_plane: usize = output_shape[2..].iter().product();
+    let mut targets = Vec::with_capacity(indices.len());
+    for (element, &index) in indices.iter().enumerate() {
+        let own_plane = element / in_plane;
+        let (plane, local) = match layout {
+            IndexLayout::PerPlane => (own_plane, index),
+            IndexLayout::Global => {
+                if index < 0 || index as usize >= planes * s_plane {
+                    return None;
+                }
+                (index as usize / s_plane, (index as usize % s_plane) as i64)
+            }
+        };
+        if local < 0 || local as usize >= s_plane {
+            return None;
+        }
+        // Coordinates in the index plane, then the same coordinates in the output plane.
+        let mut coords = vec![0; index_plane.len()];
+        let mut rest = local as usize;
+        for axis in (0..index_plane.len()).rev() {
+            coords[axis] = rest % index_plane[axis];
+            rest /= index_plane[axis];
+        }
+        let mut offset = 0;
+        for (axis, &c) in coords.iter().enumerate() {
+            offset = offset * output_shape[2 + axis] + c;
+        }
+        targets.push(plane * o_plane + offset);
+    }
+    Some(targets)
+}
+
+/// Reference forward: zero output, then every value written at its target in order.
+pub fn reference_forward(x: &[f64], targets: &[usize], output_len: usize) -> Vec<f64> {
+    let mut out = vec![0.0; output_len];
+    for (&v, &t) in x.iter().zip(targets) {
+        out[t] = v;
+    }
+    out
+}
+
+/// Reference backward: `dx[p] = grad[t]` for the last element writing `t`, zero for the others.
+pub fn reference_backward(grad: &[f64], targets: &[usize]) -> Vec<f64> {
+    let mut last_writer = std::collections::HashMap::new();
+    for (element, &t) in targets.iter().enumerate() {
+        last_writer.insert(t, element);
+    }
+    targets
+        .iter()
+        .enumerate()
+        .map(|(element, &t)| {
+            if last_writer[&t] == element {
+                grad[t]
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// Asserts two data are equal bit for bit (dtype, shape and every value's bits).
+pub fn assert_bit_equal(actual: &TensorData, expected: &TensorData, context: &str) {
+    assert_eq!(actual.dtype(), expected.dtype(), "{context}: dtype");
+    assert_eq!(actual.shape(), expected.shape(), "{context}: shape");
+    assert_eq!(
+        &actual.bytes()[..],
+        &expected.bytes()[..],
+        "{context}: values differ\nactual:   {actual}\nexpected: {expected}"
+    );
+}
