@@ -258,3 +258,7 @@ pub fn assert_bit_equal(actual: &TensorData, expected: &TensorData, context: &st
         "{context}: values differ\nactual:   {actual}\nexpected: {expected}"
     );
 }
+
+/// The workspace README's examples run as doctests, so its API tour stays true.
+#[doc = include_str!("../../README.md")]
+mod readme {}

@@ -4,6 +4,9 @@
 //!
 //! `cargo bench -p burn-unpool --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]`
 
+// NdArray is deprecated in Burn 0.22 but still shipped; it is measured beside Flex.
+#![allow(deprecated)]
+
 mod support;
 
 use burn::tensor::{DType, Device, Tensor};

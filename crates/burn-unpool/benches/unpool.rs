@@ -4,6 +4,9 @@
 //! `cargo bench -p burn-unpool --bench unpool`. For medians beside ONNX Runtime and PyTorch in one
 //! run, see `compare_peers.py`.
 
+// NdArray is deprecated in Burn 0.22 but still shipped; it is measured beside Flex.
+#![allow(deprecated)]
+
 mod support;
 
 use burn::tensor::{DType, Device};

@@ -91,6 +91,18 @@ pub fn max_unpool3d(
 /// size, stride or dilation is zero, the padding leaves no output, a full output size has another
 /// `N` or `C`, the indices are not i32/i64 or too narrow, or an index is out of range (the first
 /// such index, its position and the valid range).
+///
+/// Float indices are refused by the type system:
+///
+/// ```compile_fail
+/// use burn::tensor::{Device, Tensor};
+/// use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
+///
+/// let device = Device::flex();
+/// let x = Tensor::<3>::ones([1, 1, 2], &device);
+/// let float_indices = Tensor::<3>::zeros([1, 1, 2], &device);
+/// let _ = max_unpool1d(x, float_indices, MaxUnpoolOptions::new([2]));
+/// ```
 pub fn max_unpool<const D: usize, const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Times burn-unpool beside ONNX Runtime and PyTorch (CPU) on the SegNet decoder shapes, in one run,
+and prints medians and ratios.
+
+burn-unpool's medians come from the `timings` bench (run here, in the same session); ONNX Runtime
+runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); PyTorch runs
+`F.max_unpool2d` and its autograd backward with the same thread count as burn-unpool's rayon pool.
+Indices are drawn uniformly inside each pool window, as `benches/support` does (global for ONNX
+Runtime).
+
+Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15]
+Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md).
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import time
+
+import numpy as np
+import onnxruntime as ort
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper
+
+STAGES = [("s1", 64, 180, 240, 360, 480), ("s2", 128, 90, 120, 180, 240), ("s3", 256, 45, 60, 90, 120), ("s4", 512, 22, 30, 45, 60)]
+
+
+def window_indices(rng, n, c, h, w, oh, ow, k=2, s=2, p=0):
+    """Per-plane indices: one uniform position inside each (clipped) window."""
+    def axis(count, limit):
+        start = np.arange(count) * s - p
+        lo = np.maximum(start, 0)
+        hi = np.minimum(start + k, limit)
+        return lo[None, :] + (rng.integers(0, 1 << 30, size=(n * c, count)) % (hi - lo)[None, :])
+    rows = axis(h, oh).reshape(n * c, h, 1)
+    cols = axis(w, ow).reshape(n * c, 1, w)
+    return (rows * ow + cols).reshape(n, c, h, w).astype(np.int64)
+
+
+def median_ms(fn, runs, warmup=2):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def ort_session(shape, out_shape):
+    node = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    graph = helper.make_graph(
+        [node],
+        "unpool",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape)),
+            helper.make_tensor_value_info("i", TensorProto.INT64, list(shape)),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out_shape))],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def peers(batch, runs, threads):
+    rows = {}
+    rng = np.random.default_rng(7)
+    torch.set_num_threads(threads)
+    for name, c, h, w, oh, ow in STAGES:
+        shape, out_shape = (batch, c, h, w), (batch, c, oh, ow)
+        x = ((np.arange(np.prod(shape), dtype=np.uint64) * 2654435761 % 1000) / 10).astype(np.float32).reshape(shape)
+        idx = window_indices(rng, batch, c, h, w, oh, ow)
+        plane = oh * ow
+        global_idx = idx + (np.arange(batch * c, dtype=np.int64) * plane).reshape(batch, c, 1, 1)
+
+        session = ort_session(shape, out_shape)
+        binding = session.io_binding()
+        binding.bind_cpu_input("x", x)
+        binding.bind_cpu_input("i", global_idx)
+        binding.bind_cpu_input("s", np.array(out_shape, dtype=np.int64))
+        y = ort.OrtValue.ortvalue_from_numpy(np.zeros(out_shape, dtype=np.float32))
+        binding.bind_ortvalue_output("y", y)
+        rows[(name, "onnxruntime_forward")] = median_ms(lambda: session.run_with_iobinding(binding), runs)
+
+        tx, ti = torch.from_numpy(x), torch.from_numpy(idx)
+        size = [oh, ow]
+        rows[(name, "pytorch_forward")] = median_ms(lambda: F.max_unpool2d(tx, ti, 2, 2, output_size=size), runs)
+        xg = tx.clone().requires_grad_(True)
+        out = F.max_unpool2d(xg, ti, 2, 2, output_size=size)
+        grad = torch.ones_like(out)
+
+        def backward():
+            xg.grad = None
+            out.backward(grad, retain_graph=True)
+
+        rows[(name, "pytorch_backward")] = median_ms(backward, runs)
+    return rows
+
+
+def ours(batch, runs):
+    cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--bench", "timings", "--", "--json", "--batches", str(batch), "--runs", str(runs)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            if r["shape"] != "overlap":
+                rows[(r["shape"], f'{r["what"]}@{r["backend"]}')] = r["median_ms"]
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batches", default="1,4")
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    threads = os.cpu_count()
+    print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
+          f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32")
+    header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "naive/ours",
+              "ours bwd", "torch bwd", "torch/ours bwd")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for batch in [int(b) for b in args.batches.split(",")]:
+        mine = ours(batch, args.runs)
+        theirs = peers(batch, args.runs, threads)
+        for name, *_ in STAGES:
+            fwd = min(mine[(name, "forward@flex")], mine[(name, "forward@ndarray")])
+            bwd = min(mine[(name, "backward@flex")], mine[(name, "backward@ndarray")])
+            naive = min(mine[(name, "forward_naive@flex")], mine[(name, "forward_naive@ndarray")])
+            o, t, tb = theirs[(name, "onnxruntime_forward")], theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
+            cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", f"{naive / fwd:.1f}x",
+                     f"{bwd:.2f}", f"{tb:.2f}", f"{tb / bwd:.2f}x"]
+            print("| " + " | ".join(map(str, cells)) + " |")
+
+
+if __name__ == "__main__":
+    main()
