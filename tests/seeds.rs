@@ -210,3 +210,27 @@ fn maxpool_with_argmax_precomputed_strides_storage_order_1_round_trips() {
         );
     }
 }
+
+#[test]
+fn global_indices_beyond_i32_are_widened_not_truncated() {
+    for (name, device) in devices() {
+        // Two planes of 2^31 positions: the second plane's offsets exceed i32::MAX.
+        let indices = Tensor::<3, Int>::from_data(
+            TensorData::new(vec![5i32, 7], [1, 2, 1]),
+            (&device, DType::I32),
+        );
+        let global = per_plane_to_global(indices, 1 << 31);
+        assert_eq!(global.dtype(), DType::I64, "{name}");
+        assert_bit_equal(
+            &global.clone().into_data(),
+            &TensorData::new(vec![5i64, (1i64 << 31) + 7], [1, 2, 1]),
+            name,
+        );
+        let back = global_to_per_plane(global, 1 << 31);
+        assert_bit_equal(
+            &back.into_data(),
+            &TensorData::new(vec![5i64, 7], [1, 2, 1]),
+            name,
+        );
+    }
+}

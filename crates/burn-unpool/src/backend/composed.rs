@@ -76,3 +76,80 @@ fn winner_tensors<B: Backend>(
     let (sources, targets): (Vec<usize>, Vec<usize>) = winners.into_iter().unzip();
     Some((to_tensor(sources), to_tensor(targets)))
 }
+
+#[cfg(test)]
+mod tests {
+    //! The composed body is what backends without kernels run; check it against the CPU kernels,
+    //! duplicates and cross-plane global indices included, by running it on Flex primitives.
+
+    use burn::backend::Flex;
+    use burn::backend::flex::FlexTensor;
+    use burn::tensor::TensorData;
+
+    use crate::{IndexLayout, UnpoolPlan, kernel};
+
+    fn plan(layout: IndexLayout) -> UnpoolPlan {
+        UnpoolPlan {
+            input_shape: vec![2, 2, 3],
+            output_shape: vec![2, 2, 5],
+            index_plane: vec![5],
+            layout,
+        }
+    }
+
+    #[test]
+    fn matches_the_kernels_with_duplicates() {
+        let x: Vec<f32> = (1..=12).map(|v| v as f32).collect();
+        for (layout, indices) in [
+            (
+                IndexLayout::PerPlane,
+                vec![0i64, 0, 4, 3, 3, 3, 1, 2, 1, 4, 0, 4],
+            ),
+            // Global indices that cross planes: element 1 writes into plane 3.
+            (
+                IndexLayout::Global,
+                vec![0i64, 17, 4, 19, 5, 5, 12, 2, 11, 4, 19, 0],
+            ),
+        ] {
+            let plan = plan(layout);
+            let expected = kernel::unpool_forward(&x, &indices, &plan).unwrap();
+            let out = super::max_unpool::<Flex>(
+                FlexTensor::from_data(TensorData::new(x.clone(), [2, 2, 3])),
+                FlexTensor::from_data(TensorData::new(indices.clone(), [2, 2, 3])),
+                &plan,
+            );
+            assert_eq!(
+                out.into_data().to_vec::<f32>().unwrap(),
+                expected,
+                "{layout:?}"
+            );
+
+            let grad: Vec<f32> = (0..20).map(|v| v as f32 * 0.5).collect();
+            let expected = kernel::unpool_backward(&grad, &indices, &plan).unwrap();
+            let dx = super::max_unpool_backward::<Flex>(
+                FlexTensor::from_data(TensorData::new(grad, [2, 2, 5])),
+                FlexTensor::from_data(TensorData::new(indices, [2, 2, 3])),
+                &plan,
+            );
+            assert_eq!(
+                dx.into_data().to_vec::<f32>().unwrap(),
+                expected,
+                "{layout:?}"
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "index 7 at position [0, 1, 2] is out of range")]
+    fn reports_bad_indices_like_the_kernels() {
+        let plan = plan(IndexLayout::PerPlane);
+        super::max_unpool::<Flex>(
+            FlexTensor::from_data(TensorData::new(vec![1.0f32; 12], [2, 2, 3])),
+            FlexTensor::from_data(TensorData::new(
+                vec![0i64, 1, 2, 0, 1, 7, 0, 0, 0, 0, 0, 0],
+                [2, 2, 3],
+            )),
+            &plan,
+        );
+    }
+}
