@@ -13,6 +13,17 @@ use crate::output_size::default_output_size;
 use crate::{IndexLayout, MaxUnpoolOptions, OutputSize, UnpoolPlan};
 
 /// Why an unpooling was refused. Its `Display` names the problem and the values involved.
+///
+/// ```
+/// use burn_unpool::{MaxUnpoolOptions, UnpoolError, checks};
+///
+/// let err = checks::plan(&[1, 1, 4], &[1, 1, 5], &MaxUnpoolOptions::new([2])).unwrap_err();
+/// assert!(matches!(err, UnpoolError::ShapeMismatch { .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "max_unpool: x and indices must have the same shape, got x [1, 1, 4] and indices [1, 1, 5]"
+/// );
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UnpoolError {
     /// `x` does not have rank `D + 2`.
@@ -226,6 +237,15 @@ pub struct Geometry<'a> {
 }
 
 /// Checks the shapes and options of a `D`-dimensional unpooling and resolves its plan.
+///
+/// ```
+/// use burn_unpool::{MaxUnpoolOptions, checks};
+///
+/// let options = MaxUnpoolOptions::new([3]).with_stride([2]).with_padding([1]);
+/// let plan = checks::plan(&[1, 4, 91], &[1, 4, 91], &options).unwrap();
+/// assert_eq!(plan.output_shape, [1, 4, 181]);
+/// assert!(checks::plan(&[1, 4, 91], &[1, 4, 91], &options.with_stride([0])).is_err());
+/// ```
 pub fn plan<const D: usize>(
     x_shape: &[usize],
     indices_shape: &[usize],
@@ -350,6 +370,16 @@ pub fn finish_plan(
 }
 
 /// Checks that indices of `dtype` can address every valid position of `plan`.
+///
+/// ```
+/// use burn::tensor::DType;
+/// use burn_unpool::{IndexLayout, MaxUnpoolOptions, checks};
+///
+/// let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, 1 << 16]);
+/// let plan = checks::plan(&[1, 1, 1, 1], &[1, 1, 1, 1], &options).unwrap();
+/// assert!(checks::index_dtype(DType::I64, &plan).is_ok());
+/// assert!(checks::index_dtype(DType::I32, &plan).is_err()); // 2^32 positions
+/// ```
 pub fn index_dtype(dtype: DType, plan: &UnpoolPlan) -> Result<(), UnpoolError> {
     let max_index = plan.index_range_end().saturating_sub(1);
     match dtype {
@@ -361,6 +391,15 @@ pub fn index_dtype(dtype: DType, plan: &UnpoolPlan) -> Result<(), UnpoolError> {
 }
 
 /// The error for the element at flat position `element` of `indices` holding `value`.
+///
+/// ```
+/// use burn_unpool::{MaxUnpoolOptions, checks};
+///
+/// let plan = checks::plan(&[1, 2, 2], &[1, 2, 2], &MaxUnpoolOptions::new([2])).unwrap();
+/// let message = checks::index_error(&plan, 3, 9).to_string();
+/// assert!(message.contains("index 9 at position [0, 1, 1]"));
+/// assert!(message.contains("[0, 4)"));
+/// ```
 pub fn index_error(plan: &UnpoolPlan, element: usize, value: i64) -> UnpoolError {
     let mut position = vec![0; plan.input_shape.len()];
     let mut rest = element;

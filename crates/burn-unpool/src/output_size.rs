@@ -5,6 +5,13 @@
 /// With dilation 1 this is the ONNX and PyTorch formula `(I - 1) * s - pads + k`; including the
 /// dilation makes a dilated pool invertible. The result may be zero or negative for a padding
 /// that is too large, which the caller reports; it is computed in `i128` so it never overflows.
+///
+/// ```
+/// use burn_unpool::default_output_size;
+///
+/// assert_eq!(default_output_size(180, 2, 2, (0, 0), 1), 360);
+/// assert_eq!(default_output_size(3, 3, 1, (0, 0), 2), 7);
+/// ```
 pub fn default_output_size(
     input: usize,
     kernel: usize,

@@ -6,6 +6,15 @@ use crate::IndexLayout;
 ///
 /// Built by the public functions after every argument check has passed (see [`crate::checks`]), so
 /// a backend only has to check the index *values*, which it reads anyway.
+///
+/// ```
+/// use burn_unpool::{MaxUnpoolOptions, checks};
+///
+/// let plan = checks::plan(&[2, 3, 22, 30], &[2, 3, 22, 30], &MaxUnpoolOptions::new([2, 2]).with_output_size([45, 60])).unwrap();
+/// assert_eq!(plan.output_shape, [2, 3, 45, 60]);
+/// assert_eq!((plan.planes(), plan.input_plane_len(), plan.output_plane_len()), (6, 660, 2700));
+/// assert_eq!(plan.index_range_end(), 2700);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct UnpoolPlan {
     /// `[N, C, D1..Dk]`: the shape of `x` and of the indices.

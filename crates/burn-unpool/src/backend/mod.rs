@@ -20,7 +20,25 @@ use crate::UnpoolPlan;
 /// Backends that can unpool.
 ///
 /// Implementations receive a checked [`UnpoolPlan`]; they check only the index values (which they
-/// read anyway) and report a bad one with [`crate::checks::index_error`]'s message.
+/// read anyway) and report a bad one with [`crate::checks::index_error`]'s message. Users call the
+/// functions of the crate root; the trait is for backends and for calls with a ready plan:
+///
+/// ```
+/// use burn::backend::Dispatch;
+/// use burn::tensor::{Device, Int, Tensor};
+/// use burn_unpool::{MaxUnpoolOptions, UnpoolBackend, checks};
+///
+/// let device = Device::flex();
+/// let x = Tensor::<3>::from_floats([[[1.0, 2.0]]], &device);
+/// let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
+/// let plan = checks::plan(&x.dims(), &indices.dims(), &MaxUnpoolOptions::new([2])).unwrap();
+/// let y = Tensor::<3>::from_dispatch(<Dispatch as UnpoolBackend>::max_unpool(
+///     x.into_dispatch(),
+///     indices.into_dispatch(),
+///     plan,
+/// ));
+/// assert_eq!(y.dims(), [1, 1, 4]);
+/// ```
 #[backend_extension(Flex, NdArray, Autodiff)]
 pub trait UnpoolBackend: Backend {
     /// Writes every value of `x` into a zero-filled output of shape `plan.output_shape` at the

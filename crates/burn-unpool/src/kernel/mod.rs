@@ -4,6 +4,20 @@
 //! written by one thread in row-major order of `x`, which makes "last write wins" deterministic
 //! for any thread count. Global (ONNX) indices that point into another plane cannot be split that
 //! way; they are detected and the tensor is then processed as one chunk, in order.
+//!
+//! The kernels work on plain slices, so they can be used without tensors:
+//!
+//! ```
+//! use burn_unpool::{MaxUnpoolOptions, checks, kernel};
+//!
+//! // One plane of 2 values unpooled into 4 positions; the second index repeats the first.
+//! let plan = checks::plan(&[1, 1, 2], &[1, 1, 2], &MaxUnpoolOptions::new([2])).unwrap();
+//! let out = kernel::unpool_forward(&[5.0f32, 6.0], &[3i64, 3], &plan).unwrap();
+//! assert_eq!(out, [0.0, 0.0, 0.0, 6.0]);
+//! let dx = kernel::unpool_backward(&[1.0f32, 2.0, 3.0, 4.0], &[3i64, 3], &plan).unwrap();
+//! assert_eq!(dx, [0.0, 4.0]);
+//! assert_eq!(kernel::winners(&[3i64, 3], &plan).unwrap(), [(1, 3)]);
+//! ```
 
 mod buffer;
 mod placement;
@@ -11,7 +25,7 @@ mod scatter;
 mod winners;
 
 pub use buffer::zeroed_buffer;
-pub use placement::Placement;
+pub(crate) use placement::Placement;
 pub use scatter::{unpool_forward, unpool_forward_into};
 pub use winners::{unpool_backward, winners};
 
@@ -45,7 +59,7 @@ impl IndexValue for i64 {
 
 /// The first invalid index of a chunk: its position inside the chunk and its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BadIndex {
+pub(crate) struct BadIndex {
     /// Position of the element, counted from the start of the chunk.
     pub element: usize,
     /// The index value as given.
@@ -54,7 +68,7 @@ pub struct BadIndex {
 
 /// The valid index values of one chunk: `[base, base + len)`, read relative to `base`.
 #[derive(Clone, Copy, Debug)]
-pub struct IndexWindow {
+pub(crate) struct IndexWindow {
     /// The value that maps to the chunk's first position.
     pub base: i64,
     /// The number of valid values.
@@ -64,7 +78,7 @@ pub struct IndexWindow {
 impl IndexWindow {
     /// The index relative to the chunk, or `None` when it lies outside it.
     #[inline(always)]
-    pub fn relative(&self, value: i64) -> Option<usize> {
+    pub(crate) fn relative(&self, value: i64) -> Option<usize> {
         let rel = value.wrapping_sub(self.base);
         (rel >= 0 && (rel as u64) < self.len as u64).then_some(rel as usize)
     }

@@ -9,7 +9,7 @@ use crate::UnpoolPlan;
 /// index is the offset. Otherwise its coordinates are kept: the index block sits at the origin of
 /// the larger output plane.
 #[derive(Clone, Debug)]
-pub enum Placement {
+pub(crate) enum Placement {
     /// The index is the output offset.
     Identity,
     /// The index's coordinates in the index plane are its coordinates in the output plane.
@@ -27,7 +27,7 @@ pub enum Placement {
 
 impl Placement {
     /// The placement of `plan`.
-    pub fn of(plan: &UnpoolPlan) -> Self {
+    pub(crate) fn of(plan: &UnpoolPlan) -> Self {
         let output_plane = &plan.output_shape[2..];
         if plan.index_plane == output_plane {
             return Self::Identity;
@@ -46,7 +46,7 @@ impl Placement {
 
     /// The output offset of the chunk-relative index `index`; a chunk may span several planes.
     #[inline(always)]
-    pub fn place(&self, index: usize) -> usize {
+    pub(crate) fn place(&self, index: usize) -> usize {
         match self {
             Self::Identity => index,
             Self::Embed {
