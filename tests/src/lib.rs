@@ -8,9 +8,16 @@ use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool, max_unpool_backward};
 use serde::Deserialize;
 
-/// Every device the suites run on, by name.
+/// Every device the suites run on, by name: the CPU backends, and with the `wgpu` feature the
+/// default wgpu adapter (a software Vulkan driver in CI).
 pub fn devices() -> Vec<(&'static str, Device)> {
-    vec![("flex", Device::flex()), ("ndarray", Device::ndarray())]
+    let mut devices = vec![("flex", Device::flex()), ("ndarray", Device::ndarray())];
+    #[cfg(feature = "wgpu")]
+    devices.push((
+        "wgpu",
+        Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+    ));
+    devices
 }
 
 /// The pool geometry and output options of one unpooling, for any rank.

@@ -1,14 +1,16 @@
 //! The backend op: one extension trait, implemented per backend family.
 //!
 //! Flex and NdArray run the CPU kernels of [`crate::kernel`]; autodiff wraps any implementation
-//! with the exact (winner-only) backward; every other listed backend gets the composed default
-//! body, which is correct, duplicates included, but slower.
+//! with the exact (winner-only) backward; the GPU devices (feature `wgpu`: Cube, fused or not) get
+//! the composed default body, which is correct, duplicates included, but slower.
 
 // NdArray is deprecated in Burn 0.22 but still shipped, and supported here.
 #![allow(deprecated)]
 
 mod autodiff;
 mod composed;
+#[cfg(feature = "wgpu")]
+mod cube;
 mod flex;
 mod ndarray;
 
@@ -39,10 +41,17 @@ use crate::UnpoolPlan;
 /// ));
 /// assert_eq!(y.dims(), [1, 1, 4]);
 /// ```
-#[backend_extension(Flex, NdArray, Autodiff)]
+#[backend_extension(
+    Flex,
+    NdArray,
+    Autodiff,
+    Cube: cfg(feature = "wgpu"),
+    Fusion: cfg(feature = "wgpu")
+)]
 pub trait UnpoolBackend: Backend {
     /// Writes every value of `x` into a zero-filled output of shape `plan.output_shape` at the
     /// position its index gives; with duplicate indices the last in row-major order of `x` wins.
+    #[fusion(default)]
     fn max_unpool(
         x: FloatTensor<Self>,
         indices: IntTensor<Self>,
@@ -55,6 +64,7 @@ pub trait UnpoolBackend: Backend {
     /// won the write at `indices[p]`, zero elsewhere. It is also the adjoint of [`max_unpool`].
     ///
     /// [`max_unpool`]: UnpoolBackend::max_unpool
+    #[fusion(default)]
     fn max_unpool_backward(
         grad: FloatTensor<Self>,
         indices: IntTensor<Self>,
