@@ -1,0 +1,30 @@
+//! SegNet and SegNet-Basic on Burn, with burn-unpool's max unpooling in every decoder stage.
+//!
+//! - [`model`]: the networks ([`SegNetConfig`](model::SegNetConfig) picks one).
+//! - [`data`]: the built-in synthetic scenes, a CamVid-layout loader, batching, class weights.
+//! - [`training`]: the burn-train steps, loss, metrics and progress output.
+//! - [`experiment`]: what a run is configured with, and where it writes.
+//! - [`run`]: train, evaluate and predict, as the command line calls them.
+//! - [`render`]: prediction images a person can look at.
+//!
+//! ```
+//! use burn::tensor::{Device, Tensor};
+//! use segnet::model::{Architecture, SegNetConfig};
+//!
+//! let device = Device::flex();
+//! let net = SegNetConfig::new(5)
+//!     .with_architecture(Architecture::SegNetBasic)
+//!     .with_width(4)
+//!     .init(&device);
+//! // Odd sizes are fine: every decoder stage unpools to its encoder's input size.
+//! let logits = net.forward(Tensor::<4>::zeros([1, 3, 45, 61], &device));
+//! assert_eq!(logits.dims(), [1, 5, 45, 61]);
+//! ```
+
+pub mod data;
+pub mod device;
+pub mod experiment;
+pub mod model;
+pub mod render;
+pub mod run;
+pub mod training;

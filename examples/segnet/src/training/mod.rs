@@ -1,0 +1,11 @@
+//! Training with burn-train: the model's steps, its loss and metrics, and a per-epoch renderer.
+
+mod loss;
+mod metrics;
+mod renderer;
+mod step;
+
+pub use loss::segmentation_loss;
+pub use metrics::{ConfusionMatrix, MeanIouMetric, PixelAccuracyMetric, SegmentationMetricInput};
+pub use renderer::EpochRenderer;
+pub use step::{SegmentationOutput, Segmenter};

@@ -1,0 +1,170 @@
+//! Progress output: a progress bar per split on a terminal, one line of metrics per split and
+//! epoch everywhere.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use burn::train::logger::{EvaluationProgressLogger, TrainingProgressLogger};
+use burn::train::metric::{MetricDefinition, MetricId};
+use burn::train::renderer::{
+    EvaluationName, MetricState, MetricsRenderer, MetricsRendererEvaluation,
+    MetricsRendererTraining,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Prints `epoch 3/12 train  Loss 0.412  Pixel Accuracy 91.2 %  Mean IoU 0.734  (41.0 s)`.
+pub struct EpochRenderer {
+    names: HashMap<MetricId, (String, Option<String>)>,
+    values: Vec<(String, String)>,
+    epoch: usize,
+    total_epochs: usize,
+    split: String,
+    bar: Option<ProgressBar>,
+    split_start: Instant,
+}
+
+impl Default for EpochRenderer {
+    fn default() -> Self {
+        Self {
+            names: HashMap::new(),
+            values: Vec::new(),
+            epoch: 1,
+            total_epochs: 0,
+            split: String::new(),
+            bar: None,
+            split_start: Instant::now(),
+        }
+    }
+}
+
+impl EpochRenderer {
+    fn record(&mut self, state: MetricState) {
+        let MetricState::Numeric(entry, Some(value)) = state else {
+            return;
+        };
+        let Some((name, unit)) = self.names.get(&entry.metric_id) else {
+            return;
+        };
+        let shown = match unit.as_deref() {
+            Some(unit) => format!("{:.2} {unit}", value.current()),
+            None => format!("{:.4}", value.current()),
+        };
+        match self.values.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = shown,
+            None => self.values.push((name.clone(), shown)),
+        }
+    }
+}
+
+impl MetricsRendererTraining for EpochRenderer {
+    fn update_train(&mut self, state: MetricState) {
+        self.record(state);
+    }
+
+    fn update_valid(&mut self, state: MetricState) {
+        self.record(state);
+    }
+}
+
+impl MetricsRendererEvaluation for EpochRenderer {
+    fn update_test(&mut self, _name: EvaluationName, state: MetricState) {
+        self.record(state);
+    }
+}
+
+impl MetricsRenderer for EpochRenderer {
+    fn manual_close(&mut self) {}
+
+    fn register_metric(&mut self, definition: MetricDefinition) {
+        let unit = match definition.attributes {
+            burn::train::metric::MetricAttributes::Numeric(attributes) => attributes.unit,
+            burn::train::metric::MetricAttributes::None => None,
+        };
+        self.names
+            .insert(definition.metric_id, (definition.name.to_string(), unit));
+    }
+}
+
+impl TrainingProgressLogger for EpochRenderer {
+    fn start(
+        &mut self,
+        total_epochs: usize,
+        starting_epoch: usize,
+        _items: Option<usize>,
+        _label: Option<&str>,
+    ) {
+        self.total_epochs = total_epochs;
+        self.epoch = starting_epoch.max(1);
+    }
+
+    fn update_epoch(&mut self, epoch: usize) {
+        self.epoch = epoch + 1;
+    }
+
+    fn start_split(&mut self, split: &str, total_items: usize) {
+        self.split = split.to_string();
+        self.values.clear();
+        self.split_start = Instant::now();
+        let bar = ProgressBar::new(total_items as u64).with_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} images, {elapsed} (eta {eta})",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(format!(
+            "epoch {}/{} {}",
+            self.epoch, self.total_epochs, self.split
+        ));
+        self.bar = Some(bar);
+    }
+
+    fn update_split(&mut self, items_processed: usize) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(items_processed as u64);
+        }
+    }
+
+    fn end_split(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        let metrics: Vec<String> = self
+            .values
+            .iter()
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect();
+        println!(
+            "epoch {}/{} {:<5}  {}  ({:.1} s)",
+            self.epoch,
+            self.total_epochs,
+            self.split,
+            metrics.join("  "),
+            self.split_start.elapsed().as_secs_f64()
+        );
+    }
+
+    fn end(&mut self) {}
+
+    fn log_event_training(&mut self, _event: String) {}
+}
+
+impl EvaluationProgressLogger for EpochRenderer {
+    fn start_global_progress(&mut self, _total_tests: usize) {}
+
+    fn start_test(&mut self, name: &str, total_items: usize) {
+        self.start_split(name, total_items);
+    }
+
+    fn update_test_progress(&mut self, items_processed: usize) {
+        self.update_split(items_processed);
+    }
+
+    fn end_test(&mut self) {
+        self.end_split();
+    }
+
+    fn end_global_progress(&mut self) {}
+
+    fn log_event_evaluation(&mut self, _event: String) {}
+}
