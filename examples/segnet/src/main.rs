@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand};
 use segnet::data::Split;
 use segnet::device::DeviceChoice;
-use segnet::experiment::{Artifacts, DataConfig, ExperimentConfig};
+use segnet::experiment::{Artifacts, ClassWeighting, DataConfig, ExperimentConfig};
 use segnet::model::{Architecture, SegNetConfig};
 use segnet::run;
 
@@ -75,6 +75,10 @@ struct TrainArgs {
     /// CamVid: scale images to WIDTH HEIGHT.
     #[arg(long, num_args = 2, value_names = ["WIDTH", "HEIGHT"])]
     resize: Option<Vec<u32>>,
+    /// Class weights of the loss: median frequency balancing (as the paper), none, or auto (median
+    /// for CamVid, none for the synthetic scenes).
+    #[arg(long, value_enum, default_value_t = ClassWeighting::Auto)]
+    class_weights: ClassWeighting,
     /// Seed of the weights, the shuffling and the synthetic scenes.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -165,6 +169,7 @@ impl TrainArgs {
             .with_epochs(self.epochs)
             .with_batch_size(self.batch_size)
             .with_learning_rate(self.lr)
+            .with_class_weighting(self.class_weights)
             .with_seed(self.seed)
     }
 }

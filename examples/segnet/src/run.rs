@@ -18,7 +18,7 @@ use crate::data::{
     ClassInfo, SegmentationBatcher, SegmentationItem, Split, class_frequencies,
     median_frequency_weights,
 };
-use crate::experiment::{Artifacts, ExperimentConfig, SplitData};
+use crate::experiment::{Artifacts, ClassWeighting, ExperimentConfig, SplitData};
 use crate::model::SegNet;
 use crate::render;
 use crate::training::{
@@ -43,20 +43,28 @@ pub fn train(
     let train = config.data.split(Split::Train)?;
     let valid = config.data.split(Split::Valid)?;
     let classes = config.data.classes();
-    let items = (0..train.len())
-        .map(|i| train.get(i))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let weights = median_frequency_weights(&class_frequencies(&items, classes.len()));
-    drop(items);
-    let shown: Vec<String> = classes
-        .iter()
-        .zip(&weights)
-        .map(|(c, w)| format!("{} {w:.2}", c.name))
-        .collect();
-    println!(
-        "class weights (median frequency balancing): {}",
-        shown.join(", ")
-    );
+    let weights = match config.class_weighting.resolve(&config.data) {
+        ClassWeighting::MedianFrequency => {
+            let items = (0..train.len())
+                .map(|i| train.get(i))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let weights = median_frequency_weights(&class_frequencies(&items, classes.len()));
+            let shown: Vec<String> = classes
+                .iter()
+                .zip(&weights)
+                .map(|(c, w)| format!("{} {w:.2}", c.name))
+                .collect();
+            println!(
+                "class weights (median frequency balancing): {}",
+                shown.join(", ")
+            );
+            weights
+        }
+        ClassWeighting::None | ClassWeighting::Auto => {
+            println!("class weights: none (every labelled pixel counts the same)");
+            vec![1.0; classes.len()]
+        }
+    };
 
     // Parameters live on the autodiff form of the device; validation runs on the plain one.
     let net = config.model.init(&device.clone().autodiff());
