@@ -11,6 +11,7 @@ use serde::Deserialize;
 /// Every device the suites run on, by name: the CPU backends, and with the `wgpu` feature the
 /// default wgpu adapter (a software Vulkan driver in CI).
 pub fn devices() -> Vec<(&'static str, Device)> {
+    #[cfg_attr(not(feature = "wgpu"), allow(unused_mut))]
     let mut devices = vec![("flex", Device::flex()), ("ndarray", Device::ndarray())];
     #[cfg(feature = "wgpu")]
     devices.push((

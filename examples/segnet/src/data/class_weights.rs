@@ -41,7 +41,7 @@ pub fn median_frequency_weights(frequencies: &[f64]) -> Vec<f32> {
     }
     present.sort_by(f64::total_cmp);
     let mid = present.len() / 2;
-    let median = if present.len() % 2 == 0 {
+    let median = if present.len().is_multiple_of(2) {
         (present[mid - 1] + present[mid]) / 2.0
     } else {
         present[mid]
