@@ -15,8 +15,7 @@ use burn::train::{Learner, SupervisedTraining};
 use image::{GrayImage, RgbImage};
 
 use crate::data::{
-    ClassInfo, SegmentationBatcher, SegmentationItem, Split, class_frequencies,
-    median_frequency_weights,
+    ClassInfo, SegmentationBatcher, Split, class_frequencies, median_frequency_weights,
 };
 use crate::experiment::{Artifacts, ClassWeighting, ExperimentConfig, SplitData};
 use crate::model::SegNet;
@@ -160,13 +159,7 @@ pub fn segment(net: &SegNet, images: &[&RgbImage], device: &Device) -> Vec<GrayI
     let (w, h) = images[0].dimensions();
     let values: Vec<f32> = images
         .iter()
-        .flat_map(|image| {
-            let item = SegmentationItem {
-                image: (*image).clone(),
-                labels: GrayImage::new(w, h),
-            };
-            SegmentationBatcher::image_values(&item)
-        })
+        .flat_map(|image| SegmentationBatcher::image_values(image))
         .collect();
     let batch = Tensor::<4>::from_data(
         TensorData::new(values, [images.len(), 3, h as usize, w as usize]),

@@ -2,6 +2,7 @@
 
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::{Device, Int, Tensor, TensorData};
+use image::RgbImage;
 
 use super::SegmentationItem;
 
@@ -20,11 +21,11 @@ pub struct SegmentationBatcher;
 
 impl SegmentationBatcher {
     /// Pixels `[3, h, w]` in `[0, 1]`, channel-major, as the network reads them.
-    pub fn image_values(item: &SegmentationItem) -> Vec<f32> {
-        let (w, h) = item.image.dimensions();
+    pub fn image_values(image: &RgbImage) -> Vec<f32> {
+        let (w, h) = image.dimensions();
         let plane = (w * h) as usize;
         let mut values = vec![0.0; 3 * plane];
-        for (i, pixel) in item.image.pixels().enumerate() {
+        for (i, pixel) in image.pixels().enumerate() {
             for c in 0..3 {
                 values[c * plane + i] = f32::from(pixel[c]) / 255.0;
             }
@@ -45,7 +46,7 @@ impl Batcher<SegmentationItem, SegmentationBatch> for SegmentationBatcher {
                 ((w as u32, h as u32), (w as u32, h as u32)),
                 "every image and label map of a batch must be {w} x {h}"
             );
-            images.extend(Self::image_values(item));
+            images.extend(Self::image_values(&item.image));
             targets.extend(item.labels.as_raw().iter().map(|&l| i64::from(l)));
         }
         let n = items.len();
