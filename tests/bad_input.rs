@@ -310,3 +310,41 @@ fn onnx_attributes_of_the_wrong_length() {
         );
     }
 }
+
+/// On GPU devices `max_unpool_unchecked` skips an out-of-range index (it is never written, not
+/// even into another plane) where the checked call reports it; on CPU devices both report it.
+#[test]
+fn unchecked_call_skips_bad_indices_on_the_gpu_only() {
+    for (name, d) in devices() {
+        for dtype in [DType::I32, DType::I64] {
+            // Plane 0: 4 is past its plane [0, 4) and -1 below it; plane 1 is valid.
+            let indices = || {
+                Tensor::<3, Int>::from_data(
+                    TensorData::from([[[3i64, 4, -1], [2, 0, 1]]]).convert_dtype(dtype),
+                    (&d, dtype),
+                )
+            };
+            let x = || Tensor::<3>::from_floats([[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]], &d);
+            let options = || MaxUnpoolOptions::new([2]).with_output_size([4]);
+            assert_message(
+                || drop(max_unpool1d(x(), indices(), options())),
+                &["index 4", "position [0, 0, 1]", "[0, 4)"],
+            );
+            let unchecked = || {
+                burn_unpool::max_unpool_unchecked(x(), indices(), options())
+                    .into_data()
+                    .into_vec::<f32>()
+                    .expect("f32 values")
+            };
+            if name == "wgpu" {
+                assert_eq!(
+                    unchecked(),
+                    [0.0, 0.0, 0.0, 1.0, 5.0, 6.0, 4.0, 0.0],
+                    "{name} {dtype:?}"
+                );
+            } else {
+                assert_message(|| drop(unchecked()), &["index 4", "position [0, 0, 1]"]);
+            }
+        }
+    }
+}

@@ -3,6 +3,9 @@
 //! `compare_peers.py`, which times ONNX Runtime and PyTorch in the same run).
 //!
 //! `cargo bench -p burn-unpool --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]`
+//!
+//! With `--features wgpu` and `--gpu`, the same workloads run on the default wgpu device instead
+//! (fused, as users get it), each timed call followed by a device sync.
 
 // NdArray is deprecated in Burn 0.22 but still shipped; it is measured beside Flex.
 #![allow(deprecated)]
@@ -18,6 +21,7 @@ struct Args {
     batches: Vec<usize>,
     runs: usize,
     only: Option<String>,
+    gpu: bool,
 }
 
 fn args() -> Args {
@@ -26,6 +30,7 @@ fn args() -> Args {
         batches: vec![1, 4],
         runs: 15,
         only: None,
+        gpu: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -41,6 +46,7 @@ fn args() -> Args {
             }
             "--runs" => args.runs = it.next().expect("--runs N").parse().expect("a count"),
             "--only" => args.only = it.next(),
+            "--gpu" => args.gpu = true,
             "--bench" => {}
             other => panic!("unknown argument {other}"),
         }
@@ -69,8 +75,13 @@ fn main() {
     let args = args();
     let threads = rayon::current_num_threads();
     if !args.json {
+        let on = if args.gpu {
+            "the default wgpu device, synced after each call".to_string()
+        } else {
+            format!("{threads} threads")
+        };
         println!(
-            "burn-unpool timings: f32 values, median of {} runs after 2 warm-up runs, {threads} threads",
+            "burn-unpool timings: f32 values, median of {} runs after 2 warm-up runs, {on}",
             args.runs
         );
         println!(
@@ -84,8 +95,85 @@ fn main() {
         .iter()
         .filter(|w| args.only.as_deref().is_none_or(|o| o == w.name))
     {
-        run_workload(&args, workload);
+        if args.gpu {
+            run_gpu_workload(&args, workload);
+        } else {
+            run_workload(&args, workload);
+        }
     }
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn run_gpu_workload(_: &Args, _: &Workload) {
+    panic!(
+        "--gpu needs the `wgpu` feature: cargo bench -p burn-unpool --features wgpu --bench timings -- --gpu"
+    );
+}
+
+/// The GPU figures: the op checked (one word read back before it runs) and unchecked, the backward
+/// alone and under autodiff, the naive composition, and a device copy of the same bytes
+/// (`t + 0` over as many f32 as the op moves bytes / 8, read once and written once).
+#[cfg(feature = "wgpu")]
+fn run_gpu_workload(args: &Args, workload: &Workload) {
+    use burn_unpool::max_unpool_unchecked;
+
+    let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+    let runs = args.runs;
+    let options = workload.options();
+    let synced = |tensor: Tensor<4>| {
+        device.sync().expect("the device syncs");
+        tensor
+    };
+    for dtype in [DType::I32, DType::I64] {
+        let index = if dtype == DType::I32 { "i32" } else { "i64" };
+        let (x, indices) = tensors(workload, &device, dtype);
+        let ms = median_ms(2, runs, || {
+            synced(max_unpool2d(x.clone(), indices.clone(), options.clone()))
+        });
+        report(args, workload, "forward", "wgpu", index, ms);
+        let ms = median_ms(2, runs, || {
+            synced(max_unpool_unchecked(
+                x.clone(),
+                indices.clone(),
+                options.clone(),
+            ))
+        });
+        report(args, workload, "forward_unchecked", "wgpu", index, ms);
+        let ms = median_ms(2, runs, || {
+            synced(naive_unpool(x.clone(), indices.clone(), workload.output))
+        });
+        report(args, workload, "forward_naive", "wgpu", index, ms);
+
+        let grad = max_unpool2d(x.clone(), indices.clone(), options.clone());
+        let ms = median_ms(2, runs, || {
+            synced(max_unpool_backward(
+                grad.clone(),
+                indices.clone(),
+                options.clone(),
+            ))
+        });
+        report(args, workload, "backward", "wgpu", index, ms);
+
+        let autodiff = device.clone().autodiff();
+        let (xa, ia) = tensors(workload, &autodiff, dtype);
+        let sync = || autodiff.sync().expect("the device syncs");
+        let ms = median_autodiff_backward(runs, sync, || {
+            max_unpool2d(xa.clone().require_grad(), ia.clone(), options.clone())
+        });
+        report(args, workload, "backward_autodiff", "wgpu", index, ms);
+        let ms = median_autodiff_backward(runs, sync, || {
+            naive_unpool(xa.clone().require_grad(), ia.clone(), workload.output)
+        });
+        report(args, workload, "backward_autodiff_naive", "wgpu", index, ms);
+    }
+    let floats = workload.bytes(4) / 8;
+    let source = Tensor::<1>::ones([floats], &device);
+    let ms = median_ms(2, runs, || {
+        let copy = source.clone() + 0.0;
+        device.sync().expect("the device syncs");
+        copy
+    });
+    report(args, workload, "copy_same_bytes", "wgpu", "i32", ms);
 }
 
 fn run_workload(args: &Args, workload: &Workload) {
@@ -115,13 +203,17 @@ fn run_workload(args: &Args, workload: &Workload) {
         // Autodiff: time `backward()` only; the forward (ours or naive) builds the graph untimed.
         let autodiff = device.autodiff();
         let (xa, ia) = tensors(workload, &autodiff, dtype);
-        let ms = median_autodiff_backward(runs, || {
-            max_unpool2d(xa.clone().require_grad(), ia.clone(), options.clone())
-        });
+        let ms = median_autodiff_backward(
+            runs,
+            || (),
+            || max_unpool2d(xa.clone().require_grad(), ia.clone(), options.clone()),
+        );
         report(args, workload, "backward_autodiff", backend, index, ms);
-        let ms = median_autodiff_backward(runs, || {
-            naive_unpool(xa.clone().require_grad(), ia.clone(), workload.output)
-        });
+        let ms = median_autodiff_backward(
+            runs,
+            || (),
+            || naive_unpool(xa.clone().require_grad(), ia.clone(), workload.output),
+        );
         report(
             args,
             workload,
@@ -154,12 +246,19 @@ fn run_workload(args: &Args, workload: &Workload) {
     report(args, workload, "copy_same_bytes", "memory", "i32", ms);
 }
 
-fn median_autodiff_backward(runs: usize, mut forward: impl FnMut() -> Tensor<4>) -> f64 {
+/// Median time of `backward()` (then `sync`), after a forward built and `sync`ed untimed.
+fn median_autodiff_backward(
+    runs: usize,
+    sync: impl Fn(),
+    mut forward: impl FnMut() -> Tensor<4>,
+) -> f64 {
     let mut times: Vec<f64> = (0..runs + 2)
         .map(|_| {
             let y = forward();
+            sync();
             let start = std::time::Instant::now();
             let grads = y.backward();
+            sync();
             let elapsed = start.elapsed().as_secs_f64() * 1e3;
             drop(grads);
             elapsed

@@ -1,13 +1,15 @@
 //! Every argument check of the crate, in one place and apart from the kernels.
 //!
 //! Checks that need only shapes, dtypes and options run in the public functions before any backend
-//! is called. Index values are checked by the kernels while they read them (a separate pass would
-//! read the indices twice); the kernels report the first bad element and [`index_error`] turns it
-//! into the same kind of message.
+//! is called. Index values are checked by the CPU kernels while they read them (a separate pass
+//! would read the indices twice); the kernels report the first bad element and [`index_error`] turns
+//! it into the same kind of message. GPU kernels skip bad indices instead; the checked public
+//! functions ask the device whether there are any and, only then, find the first with
+//! [`index_values`].
 
 use core::fmt;
 
-use burn::tensor::DType;
+use burn::tensor::{DType, TensorData};
 
 use crate::output_size::default_output_size;
 use crate::{IndexLayout, MaxUnpoolOptions, OutputSize, UnpoolPlan};
@@ -245,6 +247,13 @@ pub struct Geometry<'a> {
 /// let plan = checks::plan(&[1, 4, 91], &[1, 4, 91], &options).unwrap();
 /// assert_eq!(plan.output_shape, [1, 4, 181]);
 /// assert!(checks::plan(&[1, 4, 91], &[1, 4, 91], &options.with_stride([0])).is_err());
+///
+/// // One pooled value from a 2-wide input (kernel 2, stride 3, padding 1): the default size,
+/// // (1 - 1) * 3 - 2 + 2 = 0, is refused, the pool's input size is not.
+/// let pool = MaxUnpoolOptions::new([2]).with_stride([3]).with_padding([1]);
+/// assert!(checks::plan(&[1, 1, 1], &[1, 1, 1], &pool).is_err());
+/// let plan = checks::plan(&[1, 1, 1], &[1, 1, 1], &pool.with_output_size([2])).unwrap();
+/// assert_eq!(plan.output_shape, [1, 1, 2]);
 /// ```
 pub fn plan<const D: usize>(
     x_shape: &[usize],
@@ -257,9 +266,13 @@ pub fn plan<const D: usize>(
         padding: &options.padding,
         dilation: &options.dilation,
     };
-    let inferred = inferred_spatial(x_shape, indices_shape, &geometry)?;
+    // An explicit output size only has to hold the indices: the default may be empty then.
+    let inferred = match inferred_spatial(x_shape, indices_shape, &geometry) {
+        Err(UnpoolError::NonPositiveOutput { .. }) if options.output_size.is_some() => Vec::new(),
+        inferred => inferred?,
+    };
     let output_spatial = match &options.output_size {
-        None => inferred.clone(),
+        None => inferred,
         Some(OutputSize::Spatial(size)) => size.to_vec(),
         Some(OutputSize::Full(full)) => {
             if full.len() != D + 2 || full[..2] != x_shape[..2] {
@@ -372,7 +385,7 @@ pub fn finish_plan(
 /// Checks that indices of `dtype` can address every valid position of `plan`.
 ///
 /// ```
-/// use burn::tensor::DType;
+/// use burn::tensor::{DType, TensorData};
 /// use burn_unpool::{IndexLayout, MaxUnpoolOptions, checks};
 ///
 /// let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, 1 << 16]);
@@ -414,6 +427,29 @@ pub fn index_error(plan: &UnpoolPlan, element: usize, value: i64) -> UnpoolError
         range_end: plan.index_range_end(),
         output: plan.output_shape.clone(),
     }
+}
+
+/// Checks every index value (read on the host) against `plan`, reporting the first one out of range.
+///
+/// ```
+/// use burn::tensor::TensorData;
+/// use burn_unpool::{MaxUnpoolOptions, checks};
+///
+/// let plan = checks::plan(&[1, 1, 2], &[1, 1, 2], &MaxUnpoolOptions::new([2])).unwrap();
+/// assert!(checks::index_values(&TensorData::from([[[0i64, 3]]]), &plan).is_ok());
+/// let err = checks::index_values(&TensorData::from([[[0i32, 4]]]), &plan).unwrap_err();
+/// assert!(err.to_string().contains("index 4 at position [0, 0, 1]"));
+/// ```
+pub fn index_values(indices: &TensorData, plan: &UnpoolPlan) -> Result<(), UnpoolError> {
+    let slice_error = |_| UnpoolError::IndexDType {
+        dtype: indices.dtype(),
+    };
+    match indices.dtype() {
+        DType::I32 => crate::kernel::winners(indices.as_slice::<i32>().map_err(slice_error)?, plan),
+        DType::I64 => crate::kernel::winners(indices.as_slice::<i64>().map_err(slice_error)?, plan),
+        dtype => return Err(UnpoolError::IndexDType { dtype }),
+    }
+    .map(drop)
 }
 
 /// Unwraps a check, panicking with its message: the crate's one error style.

@@ -1,7 +1,7 @@
 //! The public tensor functions: check the arguments, then hand a plan to the backend.
 
 use burn::backend::Dispatch;
-use burn::tensor::{Int, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 
 use crate::backend::UnpoolBackend;
 use crate::checks::{self, UnpoolError, or_panic};
@@ -109,6 +109,35 @@ pub fn max_unpool<const D: usize, const R: usize>(
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
     let plan = or_panic(checked_plan(&x, &indices, &options));
+    or_panic(check_index_values_on_device(&indices, &plan));
+    unpool_with_plan(x, indices, plan)
+}
+
+/// [`max_unpool`] without the device-side index check, for indices the caller vouches for (those
+/// of the matching max pool).
+///
+/// On GPU devices the checked call reads one word back from the device before it runs the op,
+/// which waits for the queued work to finish; this call does not. Every other check still runs, and
+/// CPU devices check index values anyway (while they read them, at no extra cost). An
+/// out-of-range index on a GPU device is skipped: it is never written, and the output is as if that
+/// element of `x` were missing.
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
+/// use burn_unpool::{MaxUnpoolOptions, max_unpool_unchecked};
+///
+/// let device = Device::flex();
+/// let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
+/// let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
+/// let y = max_unpool_unchecked(x, indices, MaxUnpoolOptions::new([2]));
+/// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 9.0, 0.0]]]), false);
+/// ```
+pub fn max_unpool_unchecked<const D: usize, const R: usize>(
+    x: Tensor<R>,
+    indices: Tensor<R, Int>,
+    options: MaxUnpoolOptions<D>,
+) -> Tensor<R> {
+    let plan = or_panic(checked_plan(&x, &indices, &options));
     unpool_with_plan(x, indices, plan)
 }
 
@@ -139,6 +168,7 @@ pub fn max_unpool_backward<const D: usize, const R: usize>(
     let plan = or_panic(checks::plan(&indices.dims(), &indices.dims(), &options));
     or_panic(checks::index_dtype(indices.dtype(), &plan));
     or_panic(checks::gradient_shape(&grad.dims(), &plan));
+    or_panic(check_index_values_on_device(&indices, &plan));
     Tensor::from_dispatch(<Dispatch as UnpoolBackend>::max_unpool_backward(
         grad.into_dispatch(),
         indices.into_dispatch(),
@@ -168,4 +198,41 @@ pub(crate) fn unpool_with_plan<const R: usize>(
         indices.into_dispatch(),
         plan,
     ))
+}
+
+/// Reports out-of-range index values before the op runs on devices whose kernels skip them (the
+/// GPU devices): one word is read back, and the indices only when it says some are bad.
+pub(crate) fn check_index_values_on_device<const R: usize>(
+    indices: &Tensor<R, Int>,
+    plan: &UnpoolPlan,
+) -> Result<(), UnpoolError> {
+    if !kernels_skip_invalid_indices(&indices.device()) {
+        return Ok(());
+    }
+    let flag = Tensor::<1, Int>::from_dispatch(
+        <Dispatch as UnpoolBackend>::max_unpool_invalid_index_flag(
+            indices.clone().into_dispatch(),
+            plan.clone(),
+        ),
+    );
+    if flag.into_data().iter::<u32>().all(|word| word == 0) {
+        return Ok(());
+    }
+    checks::index_values(&indices.clone().into_data(), plan)
+}
+
+/// Whether `device` runs kernels that skip invalid indices instead of reporting them.
+fn kernels_skip_invalid_indices(device: &Device) -> bool {
+    #[cfg(feature = "wgpu")]
+    {
+        matches!(
+            device.as_dispatch().clone().inner(),
+            burn::backend::DispatchDevice::Cube(_)
+        )
+    }
+    #[cfg(not(feature = "wgpu"))]
+    {
+        let _ = device;
+        false
+    }
 }

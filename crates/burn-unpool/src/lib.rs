@@ -13,7 +13,9 @@ mod plan;
 
 pub use backend::UnpoolBackend;
 pub use checks::UnpoolError;
-pub use functional::{max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d, max_unpool3d};
+pub use functional::{
+    max_unpool, max_unpool_backward, max_unpool_unchecked, max_unpool1d, max_unpool2d, max_unpool3d,
+};
 pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
 pub use output_size::default_output_size;
 pub use plan::UnpoolPlan;

@@ -7,7 +7,7 @@
 use burn::tensor::{DType, Int, Tensor, TensorData};
 
 use crate::checks::{self, Geometry, UnpoolError, or_panic};
-use crate::functional::unpool_with_plan;
+use crate::functional::{check_index_values_on_device, unpool_with_plan};
 use crate::{IndexLayout, UnpoolPlan};
 
 /// How an ONNX `output_shape` input places the indices.
@@ -192,6 +192,7 @@ pub fn max_unpool_onnx<const R: usize>(
 ) -> Tensor<R> {
     let plan = or_panic(attributes.plan(&x.dims(), &indices.dims(), output_shape));
     or_panic(checks::index_dtype(indices.dtype(), &plan));
+    or_panic(check_index_values_on_device(&indices, &plan));
     unpool_with_plan(x, indices, plan)
 }
 

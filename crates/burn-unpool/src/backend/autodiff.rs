@@ -85,4 +85,11 @@ impl<B: UnpoolBackend, C: CheckpointStrategy> UnpoolBackend for Autodiff<B, C> {
     ) -> FloatTensor<Self> {
         apply::<B, C>(Direction::Backward, grad, indices, plan)
     }
+
+    fn max_unpool_invalid_index_flag(
+        indices: IntTensor<Self>,
+        plan: UnpoolPlan,
+    ) -> IntTensor<Self> {
+        B::max_unpool_invalid_index_flag(indices, plan)
+    }
 }

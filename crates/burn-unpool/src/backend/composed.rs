@@ -45,6 +45,21 @@ pub(super) fn max_unpool_backward<B: Backend>(
     B::float_reshape(dx, Shape::from(plan.input_shape.clone()))
 }
 
+/// The `[1]` `U32` flag of [`UnpoolBackend::max_unpool_invalid_index_flag`], from the indices
+/// read on the host.
+///
+/// [`UnpoolBackend::max_unpool_invalid_index_flag`]: super::UnpoolBackend::max_unpool_invalid_index_flag
+pub(super) fn invalid_index_flag<B: Backend>(
+    indices: IntTensor<B>,
+    plan: &UnpoolPlan,
+) -> IntTensor<B> {
+    let device = indices.device();
+    let data =
+        read_sync(B::int_into_data(indices)).expect("max_unpool: reading the indices failed");
+    let invalid = crate::checks::index_values(&data, plan).is_err();
+    B::int_from_data(TensorData::new(vec![u32::from(invalid)], [1]), &device)
+}
+
 /// The winners' flat positions in `x` and in the output, as 1-d int tensors of the indices'
 /// dtype; `None` when there is nothing to write.
 fn winner_tensors<B: Backend>(

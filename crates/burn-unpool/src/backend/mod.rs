@@ -1,8 +1,8 @@
 //! The backend op: one extension trait, implemented per backend family.
 //!
-//! Flex and NdArray run the CPU kernels of [`crate::kernel`]; autodiff wraps any implementation
-//! with the exact (winner-only) backward; the GPU devices (feature `wgpu`: Cube, fused or not) get
-//! the composed default body, which is correct, duplicates included, but slower.
+//! Flex and NdArray run the CPU kernels of [`crate::kernel`]; the GPU devices (feature `wgpu`: Cube,
+//! fused or not) run CubeCL kernels; autodiff wraps any implementation with the exact (winner-only)
+//! backward. Other backends get the composed default body: correct, duplicates included, slower.
 
 // NdArray is deprecated in Burn 0.22 but still shipped, and supported here.
 #![allow(deprecated)]
@@ -16,6 +16,8 @@ mod ndarray;
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, backend_extension};
+#[cfg(feature = "wgpu")]
+use burn::tensor::{DType, Shape};
 
 use crate::UnpoolPlan;
 
@@ -51,7 +53,7 @@ use crate::UnpoolPlan;
 pub trait UnpoolBackend: Backend {
     /// Writes every value of `x` into a zero-filled output of shape `plan.output_shape` at the
     /// position its index gives; with duplicate indices the last in row-major order of `x` wins.
-    #[fusion(default)]
+    #[fusion(dtype = x, shape = Shape::from(plan.output_shape.clone()))]
     fn max_unpool(
         x: FloatTensor<Self>,
         indices: IntTensor<Self>,
@@ -64,13 +66,25 @@ pub trait UnpoolBackend: Backend {
     /// won the write at `indices[p]`, zero elsewhere. It is also the adjoint of [`max_unpool`].
     ///
     /// [`max_unpool`]: UnpoolBackend::max_unpool
-    #[fusion(default)]
+    #[fusion(dtype = grad, shape = Shape::from(plan.input_shape.clone()))]
     fn max_unpool_backward(
         grad: FloatTensor<Self>,
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
     ) -> FloatTensor<Self> {
         composed::max_unpool_backward::<Self>(grad, indices, &plan)
+    }
+
+    /// A `[1]` tensor of dtype `U32`: 1 when some index is outside its valid range, else 0.
+    ///
+    /// For backends whose kernels skip invalid indices instead of reporting them: the checked
+    /// public functions read this one word before running the op.
+    #[fusion(dtype = DType::U32, shape = Shape::new([1]))]
+    fn max_unpool_invalid_index_flag(
+        indices: IntTensor<Self>,
+        plan: UnpoolPlan,
+    ) -> IntTensor<Self> {
+        composed::invalid_index_flag::<Self>(indices, &plan)
     }
 }
 

@@ -1,0 +1,151 @@
+//! The CubeCL kernels. One unit per element; none of them races.
+//!
+//! Duplicates are resolved by a winner pass: every element of `x` offers `p + 1` to its output
+//! position with an atomic max, so each position ends up holding its last writer in row-major order
+//! of `x` (0 for none), whatever order the units run in. The forward then gathers at every output
+//! position, and the backward lets every element of `x` check whether it won.
+//!
+//! Indices are read as 32-bit words, two per i64 index (little-endian: low word first), so i64
+//! indices work on devices without 64-bit integers. An index lands at [`target`], or nowhere when it
+//! is outside its valid range: an invalid index is never written, only reported by
+//! [`flag_invalid_indices`].
+
+use cubecl::prelude::*;
+
+/// Where the index of element `p` lands in the output; `out_len` when it is out of range.
+///
+/// Per-plane indices address their own plane (`plane(p) * out_plane + index`); global ones the
+/// whole output. Indices are read in the output plane itself (no ONNX embedding).
+#[cube]
+fn target(
+    indices: &Tensor<u32>,
+    p: usize,
+    in_plane: usize,
+    out_plane: usize,
+    range_end: usize,
+    out_len: usize,
+    #[comptime] wide: bool,
+    #[comptime] global: bool,
+) -> usize {
+    // A negative i32 reads as a word of at least 2^31, above every valid i32 index; a negative
+    // i64 has a non-zero high word.
+    let mut word = p;
+    let mut fits = true;
+    if wide {
+        word = 2 * p;
+        fits = indices[word + 1] == 0u32;
+    }
+    let value = usize::cast_from(indices[word]);
+    let mut landing = out_len;
+    if fits && value < range_end {
+        if global {
+            landing = value;
+        } else {
+            landing = (p / in_plane) * out_plane + value;
+        }
+    }
+    landing
+}
+
+/// `winners[o] = 1 + max { p : index of p lands at o }`, on a zero-filled `winners`.
+#[cube(launch_unchecked)]
+pub(super) fn elect_winners(
+    indices: &Tensor<u32>,
+    winners: &mut Tensor<Atomic<u32>>,
+    in_len: usize,
+    in_plane: usize,
+    out_plane: usize,
+    range_end: usize,
+    out_len: usize,
+    #[comptime] wide: bool,
+    #[comptime] global: bool,
+) {
+    let p = ABSOLUTE_POS;
+    if p >= in_len {
+        terminate!();
+    }
+    let landing = target(
+        indices, p, in_plane, out_plane, range_end, out_len, wide, global,
+    );
+    if landing < out_len {
+        winners[landing].fetch_max(u32::cast_from(p) + 1u32);
+    }
+}
+
+/// The forward: every output position takes its winner's value, or zero.
+#[cube(launch_unchecked)]
+pub(super) fn gather_winners<T: Numeric>(
+    x: &Tensor<T>,
+    winners: &Tensor<u32>,
+    output: &mut Tensor<T>,
+    out_len: usize,
+    #[define(T)] _dtype: ElemType,
+) {
+    let o = ABSOLUTE_POS;
+    if o >= out_len {
+        terminate!();
+    }
+    let winner = winners[o];
+    if winner > 0u32 {
+        output[o] = x[usize::cast_from(winner - 1u32)];
+    } else {
+        output[o] = T::from_int(0);
+    }
+}
+
+/// The backward: every element of `x` takes the gradient at its index if it won the write there.
+#[cube(launch_unchecked)]
+pub(super) fn winner_gradient<T: Numeric>(
+    grad: &Tensor<T>,
+    indices: &Tensor<u32>,
+    winners: &Tensor<u32>,
+    dx: &mut Tensor<T>,
+    in_len: usize,
+    in_plane: usize,
+    out_plane: usize,
+    range_end: usize,
+    out_len: usize,
+    #[comptime] wide: bool,
+    #[comptime] global: bool,
+    #[define(T)] _dtype: ElemType,
+) {
+    let p = ABSOLUTE_POS;
+    if p >= in_len {
+        terminate!();
+    }
+    let landing = target(
+        indices, p, in_plane, out_plane, range_end, out_len, wide, global,
+    );
+    let mut value = T::from_int(0);
+    if landing < out_len {
+        if winners[landing] == u32::cast_from(p) + 1u32 {
+            value = grad[landing];
+        }
+    }
+    dx[p] = value;
+}
+
+/// `flag[0] = 1` when some index is out of range, on a zero-filled `flag`.
+#[cube(launch_unchecked)]
+pub(super) fn flag_invalid_indices(
+    indices: &Tensor<u32>,
+    flag: &mut Tensor<Atomic<u32>>,
+    in_len: usize,
+    in_plane: usize,
+    out_plane: usize,
+    range_end: usize,
+    out_len: usize,
+    #[comptime] wide: bool,
+    #[comptime] global: bool,
+) {
+    let p = ABSOLUTE_POS;
+    if p >= in_len {
+        terminate!();
+    }
+    let landing = target(
+        indices, p, in_plane, out_plane, range_end, out_len, wide, global,
+    );
+    if landing >= out_len {
+        flag[0].fetch_max(1u32);
+    }
+}
