@@ -333,7 +333,7 @@ fn unchecked_call_skips_bad_indices_on_the_gpu_only() {
             let unchecked = || {
                 burn_unpool::max_unpool_unchecked(x(), indices(), options())
                     .into_data()
-                    .into_vec::<f32>()
+                    .try_into_vec::<f32>()
                     .expect("f32 values")
             };
             if name == "wgpu" {

@@ -117,6 +117,9 @@ pub(super) fn winner_gradient<T: Numeric>(
         indices, p, in_plane, out_plane, range_end, out_len, wide, global,
     );
     let mut value = T::from_int(0);
+    // Nested, not `&&`: a kernel's `&&` need not short-circuit, and `winners[out_len]` is past
+    // the end.
+    #[allow(clippy::collapsible_if)]
     if landing < out_len {
         if winners[landing] == u32::cast_from(p) + 1u32 {
             value = grad[landing];
