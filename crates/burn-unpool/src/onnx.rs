@@ -207,11 +207,25 @@ pub fn max_unpool_onnx_dynamic<const R: usize>(
 ) -> Tensor<R> {
     let shape = output_shape.into_data().convert::<i64>();
     let shape: Vec<i64> = shape.try_to_vec::<i64>().expect("an int tensor");
-    let shape: Vec<usize> = shape
+    max_unpool_onnx_i64(x, indices, attributes, &shape)
+}
+
+/// [`max_unpool_onnx`] with `output_shape` as ONNX int64 values, e.g. a shape computed in the
+/// graph.
+///
+/// # Panics
+/// As [`max_unpool_onnx`], and for a negative entry of `output_shape`.
+pub fn max_unpool_onnx_i64<const R: usize>(
+    x: Tensor<R>,
+    indices: Tensor<R, Int>,
+    attributes: &MaxUnpoolAttributes,
+    output_shape: &[i64],
+) -> Tensor<R> {
+    let shape: Vec<usize> = output_shape
         .iter()
         .map(|&d| {
             usize::try_from(d).unwrap_or_else(|_| {
-                panic!("MaxUnpool: output_shape has a negative entry: {shape:?}")
+                panic!("MaxUnpool: output_shape has a negative entry: {output_shape:?}")
             })
         })
         .collect();
