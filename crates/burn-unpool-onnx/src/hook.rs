@@ -1,0 +1,177 @@
+//! The burn-onnx hook: type inference and code generation for the rewritten `MaxUnpool` nodes.
+
+use std::sync::{Arc, Mutex};
+
+use burn_onnx::ext::proc_macro2::{Literal, TokenStream};
+use burn_onnx::ext::quote::quote;
+use burn_onnx::ext::{
+    ArgType, CodegenContext, CustomNode, CustomOp, OpsetRange, ProcessError, arg_to_ident,
+};
+
+use crate::node::{OutputShapeInput, UnpoolNode};
+use crate::rewrite::{DOMAIN, OP_TYPE};
+
+/// How an ONNX `output_shape` larger than the inferred shape places the indices; the generated
+/// code passes it to `burn_unpool::onnx::OutputShapeRule`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OutputShapeRule {
+    /// The ONNX reference implementation and the official backend test
+    /// (`test_maxunpool_export_with_output_shape`): the indices are read in the inferred shape and
+    /// that block is placed at the origin of the output.
+    #[default]
+    Reference,
+    /// ONNX Runtime (and PyTorch): the indices are read in `output_shape` itself.
+    IndicesInOutputShape,
+}
+
+/// The burn-onnx [`CustomOp`] for `MaxUnpool` nodes moved to [`DOMAIN`] by
+/// [`rewrite_max_unpool`](crate::rewrite_max_unpool).
+///
+/// It checks each node at build time (errors name the node) and generates a call to
+/// `burn_unpool::onnx::max_unpool_onnx`, so the imported model runs burn-unpool's kernels, checks
+/// and autodiff. Register it on a `burn_onnx::ModelGen` when you drive burn-onnx yourself;
+/// [`ModelGen`](crate::ModelGen) does both steps for you.
+#[derive(Clone, Debug, Default)]
+pub struct MaxUnpoolOp {
+    rule: OutputShapeRule,
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+impl MaxUnpoolOp {
+    /// A hook that places the indices by `rule` when a model's `output_shape` differs from the
+    /// inferred shape.
+    pub fn new(rule: OutputShapeRule) -> Self {
+        Self {
+            rule,
+            notes: Arc::default(),
+        }
+    }
+
+    /// The build-time notes written so far: one per node whose `output_shape` may differ from the
+    /// inferred shape, saying which rule places its indices. Shared by clones of this hook.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().expect("notes lock").clone()
+    }
+
+    fn note(&self, node: &UnpoolNode) {
+        let rule = match self.rule {
+            OutputShapeRule::Reference => {
+                "the ONNX reference rule places them (indices read in the inferred shape, that \
+                 block at the origin); OutputShapeRule::IndicesInOutputShape reads them in output_shape"
+            }
+            OutputShapeRule::IndicesInOutputShape => {
+                "ONNX Runtime's rule places them (indices read in output_shape); \
+                 OutputShapeRule::Reference reads them in the inferred shape"
+            }
+        };
+        let inferred = node.inferred_spatial();
+        let note = match (&node.output_shape, inferred) {
+            (OutputShapeInput::Constant(shape), Some(inferred)) => {
+                let same = shape[2..]
+                    .iter()
+                    .map(|&d| d as i64)
+                    .eq(inferred.iter().copied());
+                if same {
+                    return;
+                }
+                format!(
+                    "MaxUnpool node '{}': output_shape {shape:?} differs from the inferred spatial \
+                     shape {inferred:?}, so the ONNX reference and ONNX Runtime place the indices \
+                     differently; {rule}",
+                    node.name
+                )
+            }
+            (OutputShapeInput::Absent, _) => return,
+            _ => format!(
+                "MaxUnpool node '{}': output_shape or X's shape is only known at run time; where \
+                 output_shape differs from the inferred shape, {rule}",
+                node.name
+            ),
+        };
+        self.notes.lock().expect("notes lock").push(note);
+    }
+}
+
+impl CustomOp for MaxUnpoolOp {
+    fn op_type(&self) -> &str {
+        OP_TYPE
+    }
+
+    fn domain(&self) -> &str {
+        DOMAIN
+    }
+
+    /// MaxUnpool exists from opset 9 (versions 9, 11 and 22; 22 adds bfloat16 values).
+    fn opset_range(&self) -> OpsetRange {
+        OpsetRange::from_min(9)
+    }
+
+    fn infer_output_types(&self, node: &CustomNode) -> Result<Vec<ArgType>, ProcessError> {
+        let unpool = UnpoolNode::read(node)?;
+        Ok(vec![unpool.output_type()])
+    }
+
+    fn forward(
+        &self,
+        node: &CustomNode,
+        ctx: &mut CodegenContext<'_, '_>,
+    ) -> Result<TokenStream, ProcessError> {
+        let unpool = UnpoolNode::read(node)?;
+        self.note(&unpool);
+        let x = ctx.arg(&node.inputs[0]);
+        let indices = ctx.arg(&node.inputs[1]);
+        let output = arg_to_ident(&node.outputs[0]);
+        let attributes = attributes(&unpool, self.rule);
+        let call = match unpool.output_shape {
+            OutputShapeInput::Absent => quote! {
+                burn_unpool::onnx::max_unpool_onnx(#x, #indices, &#attributes, None)
+            },
+            OutputShapeInput::Constant(shape) => {
+                // The constant is a module value burn-onnx binds anyway; the literal is used.
+                let constant = ctx.arg(&node.inputs[2]);
+                let shape = shape.iter().map(|&d| Literal::usize_unsuffixed(d));
+                quote! {{
+                    let _ = #constant;
+                    burn_unpool::onnx::max_unpool_onnx(#x, #indices, &#attributes, Some(&[#(#shape),*]))
+                }}
+            }
+            OutputShapeInput::Tensor => {
+                let shape = ctx.arg(&node.inputs[2]);
+                quote! {
+                    burn_unpool::onnx::max_unpool_onnx_dynamic(#x, #indices, &#attributes, #shape)
+                }
+            }
+            OutputShapeInput::Shape => {
+                let shape = ctx.arg(&node.inputs[2]);
+                quote! {
+                    burn_unpool::onnx::max_unpool_onnx_i64(#x, #indices, &#attributes, &#shape)
+                }
+            }
+        };
+        Ok(quote! { let #output = #call; })
+    }
+}
+
+/// `burn_unpool::onnx::MaxUnpoolAttributes` for the node, as an expression.
+fn attributes(node: &UnpoolNode, rule: OutputShapeRule) -> TokenStream {
+    let list = |values: &[usize]| {
+        let values = values.iter().map(|&v| Literal::usize_unsuffixed(v));
+        quote! { vec![#(#values),*] }
+    };
+    let kernel = list(&node.kernel_shape);
+    let strides = node.strides.as_deref().map(|s| {
+        let s = list(s);
+        quote! { .with_strides(#s) }
+    });
+    let pads = node.pads.as_deref().map(|p| {
+        let p = list(p);
+        quote! { .with_pads(#p) }
+    });
+    let rule = match (&node.output_shape, rule) {
+        (OutputShapeInput::Absent, _) | (_, OutputShapeRule::Reference) => None,
+        (_, OutputShapeRule::IndicesInOutputShape) => Some(quote! {
+            .with_rule(burn_unpool::onnx::OutputShapeRule::IndicesInOutputShape)
+        }),
+    };
+    quote! { burn_unpool::onnx::MaxUnpoolAttributes::new(#kernel) #strides #pads #rule }
+}

@@ -1,0 +1,203 @@
+//! The build-time entry point: burn-onnx's `ModelGen`, with `MaxUnpool` support.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use burn_onnx::LoadStrategy;
+use onnx_ir::{Message, ModelProto};
+
+use crate::hook::{MaxUnpoolOp, OutputShapeRule};
+use crate::rewrite::rewrite_max_unpool;
+
+/// Generates Burn code for ONNX models, as `burn_onnx::ModelGen` does, with every `MaxUnpool` node
+/// turned into a call to `burn_unpool::onnx::max_unpool_onnx`.
+///
+/// The crate that includes the generated code needs `burn`, `burn-store` and `burn-unpool` as
+/// dependencies. In `build.rs`:
+///
+/// ```no_run
+/// burn_unpool_onnx::ModelGen::new()
+///     .input("src/model/segnet.onnx")
+///     .out_dir("model/")
+///     .run_from_script();
+/// ```
+///
+/// and in the crate:
+///
+/// ```ignore
+/// pub mod segnet {
+///     include!(concat!(env!("OUT_DIR"), "/model/segnet.rs"));
+/// }
+/// ```
+///
+/// Where a model's `output_shape` differs from the inferred shape, the build prints which
+/// [`OutputShapeRule`] places the indices (a `cargo:warning` from a build script).
+#[derive(Debug, Default)]
+pub struct ModelGen {
+    inputs: Vec<PathBuf>,
+    out_dir: Option<PathBuf>,
+    rule: OutputShapeRule,
+    development: bool,
+    load_strategy: LoadStrategy,
+    simplify: Option<bool>,
+    partition: Option<bool>,
+}
+
+/// What one generation run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// How many `MaxUnpool` nodes were imported, over all inputs.
+    pub max_unpool_nodes: usize,
+    /// Build-time notes, e.g. a node whose `output_shape` makes the two rules differ.
+    pub notes: Vec<String>,
+}
+
+impl ModelGen {
+    /// A generator with burn-onnx's defaults and [`OutputShapeRule::Reference`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an ONNX model to convert; the generated file is named after it.
+    pub fn input(&mut self, input: impl AsRef<Path>) -> &mut Self {
+        self.inputs.push(input.as_ref().to_path_buf());
+        self
+    }
+
+    /// The output directory: below `$OUT_DIR` for [`run_from_script`](Self::run_from_script),
+    /// as given for [`run_from_cli`](Self::run_from_cli).
+    pub fn out_dir(&mut self, out_dir: impl AsRef<Path>) -> &mut Self {
+        self.out_dir = Some(out_dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// How an `output_shape` that differs from the inferred shape places the indices.
+    pub fn output_shape_rule(&mut self, rule: OutputShapeRule) -> &mut Self {
+        self.rule = rule;
+        self
+    }
+
+    /// burn-onnx's development mode (also writes a dump of the parsed graph).
+    pub fn development(&mut self, development: bool) -> &mut Self {
+        self.development = development;
+        self
+    }
+
+    /// burn-onnx's weight loading strategy.
+    pub fn load_strategy(&mut self, strategy: LoadStrategy) -> &mut Self {
+        self.load_strategy = strategy;
+        self
+    }
+
+    /// burn-onnx's graph simplification (on by default).
+    pub fn simplify(&mut self, simplify: bool) -> &mut Self {
+        self.simplify = Some(simplify);
+        self
+    }
+
+    /// burn-onnx's submodule partitioning of large models (on by default).
+    pub fn partition(&mut self, partition: bool) -> &mut Self {
+        self.partition = Some(partition);
+        self
+    }
+
+    /// Runs from `build.rs`: writes below `$OUT_DIR/<out_dir>` and prints the notes as
+    /// `cargo:warning`s.
+    ///
+    /// # Panics
+    /// If a model cannot be read or a node is malformed, with a message that names the node.
+    pub fn run_from_script(&self) -> Report {
+        let out_dir = std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo for build.rs");
+        let report = self.run(&PathBuf::from(out_dir), true);
+        for note in &report.notes {
+            println!("cargo:warning={note}");
+        }
+        for input in &self.inputs {
+            println!("cargo:rerun-if-changed={}", input.display());
+        }
+        report
+    }
+
+    /// Runs from a program: writes to `out_dir` as given and prints the notes to stderr.
+    ///
+    /// # Panics
+    /// As [`run_from_script`](Self::run_from_script).
+    pub fn run_from_cli(&self) -> Report {
+        let report = self.run(Path::new(""), false);
+        for note in &report.notes {
+            eprintln!("warning: {note}");
+        }
+        report
+    }
+
+    fn run(&self, base: &Path, from_script: bool) -> Report {
+        let out_dir = self.out_dir.clone().unwrap_or_default();
+        let staging = base.join(&out_dir).join(".burn-unpool-onnx");
+        fs::create_dir_all(&staging).unwrap_or_else(|e| {
+            panic!("cannot create {}: {e}", staging.display());
+        });
+        let hook = MaxUnpoolOp::new(self.rule);
+        let mut generator = burn_onnx::ModelGen::new();
+        generator
+            .out_dir(out_dir.to_str().expect("a UTF-8 out_dir"))
+            .development(self.development)
+            .load_strategy(self.load_strategy)
+            .register_custom_op(hook.clone());
+        if let Some(simplify) = self.simplify {
+            generator.simplify(simplify);
+        }
+        if let Some(partition) = self.partition {
+            generator.partition(partition);
+        }
+        let mut max_unpool_nodes = 0;
+        for input in &self.inputs {
+            let (staged, moved) = stage(input, &staging);
+            max_unpool_nodes += moved;
+            generator.input(staged.to_str().expect("a UTF-8 path"));
+        }
+        if from_script {
+            generator.run_from_script();
+        } else {
+            generator.run_from_cli();
+        }
+        Report {
+            max_unpool_nodes,
+            notes: hook.notes(),
+        }
+    }
+}
+
+/// Writes `input` with its `MaxUnpool` nodes rewritten into `staging`, under the same file name
+/// (burn-onnx names the generated code after it).
+fn stage(input: &Path, staging: &Path) -> (PathBuf, usize) {
+    let bytes = fs::read(input)
+        .unwrap_or_else(|e| panic!("cannot read ONNX model {}: {e}", input.display()));
+    let mut model = ModelProto::parse_from_bytes(&bytes)
+        .unwrap_or_else(|e| panic!("{} is not an ONNX model: {e}", input.display()));
+    let moved = rewrite_max_unpool(&mut model);
+    anchor_external_data(&mut model, input.parent().unwrap_or(Path::new("")));
+    let name = input
+        .file_name()
+        .unwrap_or_else(|| panic!("{} names no file", input.display()));
+    let staged = staging.join(name);
+    let bytes = model
+        .write_to_bytes()
+        .unwrap_or_else(|e| panic!("cannot encode {}: {e}", input.display()));
+    fs::write(&staged, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", staged.display()));
+    (staged, moved)
+}
+
+/// Makes the relative locations of external tensor data absolute, so the staged copy still finds
+/// the files that sit next to the original model.
+fn anchor_external_data(model: &mut ModelProto, model_dir: &Path) {
+    let Some(graph) = model.graph.as_mut() else {
+        return;
+    };
+    for tensor in &mut graph.initializer {
+        for entry in &mut tensor.external_data {
+            if entry.key == "location" && Path::new(&entry.value).is_relative() {
+                entry.value = model_dir.join(&entry.value).to_string_lossy().into_owned();
+            }
+        }
+    }
+}

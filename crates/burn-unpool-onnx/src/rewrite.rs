@@ -1,0 +1,150 @@
+//! The graph rewrite that hands `MaxUnpool` nodes to [`MaxUnpoolOp`](crate::MaxUnpoolOp).
+//!
+//! onnx-ir maps a default-domain `MaxUnpool` to a built-in "unsupported" node before any hook
+//! runs, and burn-onnx's hooks only see nodes of other domains; moving the nodes to
+//! [`DOMAIN`] (at the model's own default opset, so the opset still tells 9, 11 and 22 apart)
+//! routes them to the hook.
+
+use onnx_ir::{AttributeProto, AttributeType, GraphProto, ModelProto};
+
+/// The domain `MaxUnpool` nodes are moved to.
+pub const DOMAIN: &str = "burn.unpool";
+
+/// The ONNX operator this crate imports.
+pub const OP_TYPE: &str = "MaxUnpool";
+
+/// The attribute that keeps a moved node's ONNX name: onnx-ir renames nodes (`custom1`, ...), and
+/// build-time messages should name the node as the model does.
+pub const NAME_ATTRIBUTE: &str = "onnx_node_name";
+
+/// Moves every default-domain `MaxUnpool` node of `model` (subgraphs included) to [`DOMAIN`] and
+/// imports that domain at the model's default-domain opset. Returns how many nodes moved.
+///
+/// ```
+/// use burn_unpool_onnx::{DOMAIN, rewrite_max_unpool};
+/// use burn_unpool_onnx::onnx_ir::{ModelProto, NodeProto};
+///
+/// let mut model = ModelProto::new();
+/// let mut node = NodeProto::new();
+/// node.op_type = "MaxUnpool".into();
+/// model.graph.mut_or_insert_default().node.push(node);
+///
+/// assert_eq!(rewrite_max_unpool(&mut model), 1);
+/// assert_eq!(model.graph.node[0].domain, DOMAIN);
+/// ```
+pub fn rewrite_max_unpool(model: &mut ModelProto) -> usize {
+    let Some(graph) = model.graph.as_mut() else {
+        return 0;
+    };
+    let moved = rewrite_graph(graph);
+    if moved > 0 && !model.opset_import.iter().any(|o| o.domain == DOMAIN) {
+        let mut import = model
+            .opset_import
+            .iter()
+            .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+            .cloned()
+            .unwrap_or_default();
+        import.domain = DOMAIN.to_string();
+        model.opset_import.push(import);
+    }
+    moved
+}
+
+fn rewrite_graph(graph: &mut GraphProto) -> usize {
+    let mut moved = 0;
+    for (position, node) in graph.node.iter_mut().enumerate() {
+        if node.op_type == OP_TYPE && (node.domain.is_empty() || node.domain == "ai.onnx") {
+            node.domain = DOMAIN.to_string();
+            let name = match node.name.as_str() {
+                "" => format!("#{position} (unnamed)"),
+                name => name.to_string(),
+            };
+            let mut attribute = AttributeProto::new();
+            attribute.name = NAME_ATTRIBUTE.to_string();
+            attribute.type_ = AttributeType::STRING.into();
+            attribute.s = name.into_bytes().into();
+            node.attribute.push(attribute);
+            moved += 1;
+        }
+        for attribute in &mut node.attribute {
+            if let Some(body) = attribute.g.as_mut() {
+                moved += rewrite_graph(body);
+            }
+            moved += attribute
+                .graphs
+                .iter_mut()
+                .map(rewrite_graph)
+                .sum::<usize>();
+        }
+    }
+    moved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onnx_ir::{AttributeProto, Message, NodeProto};
+
+    fn node(op_type: &str, domain: &str) -> NodeProto {
+        let mut node = NodeProto::new();
+        node.op_type = op_type.into();
+        node.domain = domain.into();
+        node
+    }
+
+    /// A model importing the default domain at `opset`, with `nodes` in its graph.
+    fn model(opset: i64, nodes: Vec<NodeProto>) -> ModelProto {
+        // OperatorSetIdProto is not re-exported, but `Default` reaches it.
+        let mut model = ModelProto::new();
+        model.opset_import.push(Default::default());
+        model.opset_import[0].version = opset;
+        model.graph.mut_or_insert_default().node = nodes;
+        model
+    }
+
+    #[test]
+    fn moves_max_unpool_and_imports_the_domain_at_the_default_opset() {
+        let mut m = model(11, vec![node("Conv", ""), node("MaxUnpool", "ai.onnx")]);
+        assert_eq!(rewrite_max_unpool(&mut m), 1);
+        assert_eq!(m.graph.node[0].domain, "");
+        assert_eq!(m.graph.node[1].domain, DOMAIN);
+        assert_eq!(m.graph.node[1].attribute[0].name, NAME_ATTRIBUTE);
+        assert_eq!(&m.graph.node[1].attribute[0].s[..], b"#1 (unnamed)");
+        let import = m.opset_import.iter().find(|o| o.domain == DOMAIN).unwrap();
+        assert_eq!(import.version, 11);
+    }
+
+    #[test]
+    fn a_second_rewrite_changes_nothing() {
+        let mut m = model(22, vec![node("MaxUnpool", "")]);
+        rewrite_max_unpool(&mut m);
+        let once = m.write_to_bytes().unwrap();
+        assert_eq!(rewrite_max_unpool(&mut m), 0);
+        assert_eq!(m.write_to_bytes().unwrap(), once);
+    }
+
+    #[test]
+    fn leaves_models_without_max_unpool_and_other_domains_alone() {
+        let mut m = model(
+            9,
+            vec![node("MaxUnpool", "com.example"), node("MaxPool", "")],
+        );
+        let before = m.write_to_bytes().unwrap();
+        assert_eq!(rewrite_max_unpool(&mut m), 0);
+        assert_eq!(m.write_to_bytes().unwrap(), before);
+    }
+
+    #[test]
+    fn reaches_subgraphs() {
+        let mut body = GraphProto::new();
+        body.node.push(node("MaxUnpool", ""));
+        let mut attribute = AttributeProto::new();
+        attribute.name = "then_branch".into();
+        attribute.g = Some(body).into();
+        let mut branch = node("If", "");
+        branch.attribute.push(attribute);
+        let mut m = model(11, vec![branch]);
+        assert_eq!(rewrite_max_unpool(&mut m), 1);
+        assert_eq!(m.graph.node[0].attribute[0].g.node[0].domain, DOMAIN);
+    }
+}
