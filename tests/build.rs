@@ -1,0 +1,91 @@
+//! Generates the Burn code of the ONNX import cases (`data/onnx`, recorded by
+//! `scripts/onnx_models.py`) with burn-unpool-onnx, once per `output_shape` rule, and decodes the
+//! recorded `.pb` tensors to JSON for the tests.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use burn_unpool_onnx::onnx_ir::{Message, TensorData, TensorDataExt, TensorProto};
+use burn_unpool_onnx::{ModelGen, OutputShapeRule};
+use serde_json::{Value, json};
+
+const NODE_TESTS: [&str; 4] = [
+    "test_maxunpool_export_without_output_shape",
+    "test_maxunpool_export_with_output_shape",
+    "test_maxpool_with_argmax_2d_precomputed_pads",
+    "test_maxpool_with_argmax_2d_precomputed_strides",
+];
+const MODELS: [&str; 4] = [
+    "segnet_odd",
+    "segnet_even",
+    "unpool1d_opset9",
+    "unpool3d_opset11",
+];
+
+fn main() {
+    let data = Path::new("data/onnx");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("onnx");
+    println!("cargo:rerun-if-changed={}", data.display());
+    let mut notes = BTreeMap::new();
+    for test in NODE_TESTS {
+        let report = ModelGen::new()
+            .input(data.join("node").join(test).join("model.onnx"))
+            .out_dir(out.join("node").join(test))
+            .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
+            .run_from_cli();
+        notes.insert(format!("node/{test}"), report.notes);
+    }
+    for (rule, dir) in [
+        (OutputShapeRule::Reference, "reference"),
+        (OutputShapeRule::IndicesInOutputShape, "onnxruntime"),
+    ] {
+        for model in MODELS {
+            let report = ModelGen::new()
+                .input(data.join("models").join(format!("{model}.onnx")))
+                .out_dir(out.join(dir))
+                .output_shape_rule(rule)
+                .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
+                .run_from_cli();
+            notes.insert(format!("{dir}/{model}"), report.notes);
+        }
+    }
+    write(&out.join("notes.json"), &json!(notes));
+    write(&out.join("tensors.json"), &tensors(data));
+}
+
+/// Every `.pb` tensor under `dir`, by its path relative to `data/onnx`.
+fn tensors(root: &Path) -> Value {
+    let mut found = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("a readable data dir") {
+            let path = entry.expect("a dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "pb") {
+                let key = path.strip_prefix(root).expect("below root");
+                found.insert(key.to_string_lossy().replace('\\', "/"), tensor(&path));
+            }
+        }
+    }
+    json!(found)
+}
+
+/// `{"shape": [...], "f32": [...]}` or `{"shape": [...], "i64": [...]}`.
+fn tensor(path: &Path) -> Value {
+    let bytes = fs::read(path).expect("a readable tensor");
+    let proto = TensorProto::parse_from_bytes(&bytes).expect("a TensorProto");
+    let data = TensorData::try_from(proto).expect("a decodable tensor");
+    let shape = data.shape().to_vec();
+    if data.dtype().is_float() {
+        json!({"shape": shape, "f32": data.to_f32_vec().expect("f32 values")})
+    } else {
+        json!({"shape": shape, "i64": data.to_i64_vec().expect("i64 values")})
+    }
+}
+
+fn write(path: &Path, value: &Value) {
+    fs::create_dir_all(path.parent().expect("a parent")).expect("an output dir");
+    fs::write(path, serde_json::to_string(value).expect("json")).expect("a writable file");
+}

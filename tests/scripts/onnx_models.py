@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Records the ONNX import cases under `tests/data/onnx/`.
+
+- `node/<test>/`: the official ONNX backend node tests for MaxUnpool and MaxPool with indices,
+  copied as the `onnx` package ships them (found with
+  `onnx.backend.test.loader.load_model_tests(kind="node")`).
+- `models/<case>.onnx` with `models/<case>/inputs/input_<i>.pb` and the outputs recorded from
+  ONNX Runtime (`onnxruntime/output_<i>.pb`) and from the ONNX reference implementation
+  (`reference/output_<i>.pb`, or `reference/error.txt` when the reference rejects the model).
+  All values are small integers, and the script checks that every
+  intermediate is an exact integer below 2^24 and that no pooling window has a tied positive
+  maximum: so any correct implementation must reproduce the outputs bit for bit, whatever order it
+  sums in.
+- `malformed/<case>.onnx`: one MaxUnpool node with one defect each, for the build-time errors.
+
+Usage: python tests/scripts/onnx_models.py  (needs numpy, onnx, onnxruntime; see README.md)
+"""
+
+import pathlib
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+from onnx.backend.test.loader import load_model_tests
+from onnx.reference import ReferenceEvaluator
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "data" / "onnx"
+NODE_TESTS = [
+    "test_maxunpool_export_without_output_shape",
+    "test_maxunpool_export_with_output_shape",
+    "test_maxpool_with_argmax_2d_precomputed_pads",
+    "test_maxpool_with_argmax_2d_precomputed_strides",
+]
+F32 = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def copy_node_tests():
+    found = {case.name: case for case in load_model_tests(kind="node")}
+    for name in NODE_TESTS:
+        source = pathlib.Path(found[name].model_dir)
+        target = ROOT / "node" / name
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        shutil.copy(source / "model.onnx", target / "model.onnx")
+        shutil.copytree(source / "test_data_set_0", target / "test_data_set_0")
+
+
+def conv(name, x, y, c_in, c_out, rng):
+    """A 3x3 'same' Conv with small integer weights and bias, as initializers."""
+    w = rng.integers(-1, 2, size=(c_out, c_in, 3, 3)).astype(np.float32)
+    b = rng.integers(-3, 4, size=(c_out,)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, f"{name}_w"), numpy_helper.from_array(b, f"{name}_b")]
+    node = helper.make_node(
+        "Conv", [x, f"{name}_w", f"{name}_b"], [y], name=name, kernel_shape=[3, 3], pads=[1, 1, 1, 1]
+    )
+    return node, inits
+
+
+def segnet(shape, opset, odd_output_shape, seed):
+    """Two MaxPool-with-indices stages, convs, and the matching MaxUnpool stages (ReLU after the
+    pools, so no pool sees the ties a ReLU makes).
+
+    With `odd_output_shape`, the unpools take constant `output_shape` initializers (the input's
+    odd size needs them); otherwise the first unpool has none and the last takes its
+    `output_shape` from a `Shape` node at run time.
+    """
+    rng = np.random.default_rng(seed)
+    n, c, h, w = shape
+    nodes, inits = [], []
+
+    def add(pair):
+        nodes.append(pair[0])
+        inits.extend(pair[1])
+
+    add(conv("enc1", "x", "e1", c, 4, rng))
+    nodes.append(helper.make_node("MaxPool", ["e1"], ["p1", "i1"], name="pool1",
+                                  kernel_shape=[2, 2], strides=[2, 2]))
+    add(conv("enc2", "p1", "e2", 4, 6, rng))
+    nodes.append(helper.make_node("MaxPool", ["e2"], ["p2", "i2"], name="pool2",
+                                  kernel_shape=[2, 2], strides=[2, 2]))
+    nodes.append(helper.make_node("Relu", ["p2"], ["r2"], name="relu2"))
+    add(conv("mid", "r2", "m", 6, 6, rng))
+    h1, w1 = h // 2, w // 2
+    if odd_output_shape:
+        inits.append(numpy_helper.from_array(np.array([n, 6, h1, w1], np.int64), "shape2"))
+        inits.append(numpy_helper.from_array(np.array([n, 4, h, w], np.int64), "shape1"))
+        unpool2_inputs, unpool1_inputs = ["m", "i2", "shape2"], ["d2", "i1", "shape1"]
+    else:
+        nodes.append(helper.make_node("Shape", ["e1"], ["shape1"], name="shape1"))
+        unpool2_inputs, unpool1_inputs = ["m", "i2"], ["d2", "i1", "shape1"]
+    nodes.append(helper.make_node("MaxUnpool", unpool2_inputs, ["u2"], name="unpool2",
+                                  kernel_shape=[2, 2], strides=[2, 2]))
+    add(conv("dec2", "u2", "d2", 6, 4, rng))
+    nodes.append(helper.make_node("MaxUnpool", unpool1_inputs, ["u1"], name="unpool1",
+                                  kernel_shape=[2, 2], strides=[2, 2]))
+    add(conv("dec1", "u1", "y", 4, 3, rng))
+    graph = helper.make_graph(
+        nodes, "segnet",
+        [helper.make_tensor_value_info("x", F32, list(shape))],
+        [helper.make_tensor_value_info("y", F32, [n, 3, h, w])],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    x = rng.integers(-512, 513, size=shape).astype(np.float32)
+    return model, [x]
+
+
+def unpool_case(dims, opset, kernel, strides, pads, seed):
+    """One MaxPool with indices (ONNX reference) feeding a lone MaxUnpool whose X and I are
+    graph inputs, for the ranks and opsets burn-onnx's MaxPool does not cover."""
+    rng = np.random.default_rng(seed)
+    spatial = [7, 6, 5][:dims]
+    shape = [2, 3] + spatial
+    x_full = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32)
+    pool = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=kernel, strides=strides,
+                              pads=pads)],
+            "pool", [helper.make_tensor_value_info("x", F32, shape)],
+            [helper.make_tensor_value_info("p", F32, None),
+             helper.make_tensor_value_info("i", I64, None)]),
+        opset_imports=[helper.make_opsetid("", max(opset, 12))])
+    pooled, indices = ReferenceEvaluator(pool).run(None, {"x": x_full})
+    node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool", kernel_shape=kernel,
+                            strides=strides, pads=pads)
+    graph = helper.make_graph(
+        [node], f"unpool{dims}d",
+        [helper.make_tensor_value_info("x", F32, list(pooled.shape)),
+         helper.make_tensor_value_info("i", I64, list(indices.shape))],
+        [helper.make_tensor_value_info("y", F32, shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model, [pooled, indices]
+
+
+def check_exact(model, inputs):
+    """Every intermediate of `model` is an exact integer below 2^24 in f32, and no pooling
+    window has a tied maximum, so the outputs depend neither on summation order nor on how an
+    implementation breaks ties (the decoder's values land where the indices point), and a small
+    change of the weights moves no index (a training step stays on one smooth piece)."""
+    names = [o for node in model.graph.node for o in node.output]
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    del probe.graph.output[:]
+    probe.graph.output.extend(helper.make_empty_tensor_value_info(n) for n in names)
+    values = session(probe).run(None, dict(zip(feed_names(model), inputs)))
+    for name, value in zip(names, values):
+        if value.dtype == np.float32:
+            if not (np.all(np.abs(value) < 2**24) and np.all(value == np.round(value))):
+                return False
+    for node in model.graph.node:
+        if node.op_type == "MaxPool":
+            x = values[names.index(node.input[0])] if node.input[0] in names else inputs[0]
+            n, c, h, w = x.shape
+            windows = x[:, :, : h // 2 * 2, : w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2)
+            windows = windows.transpose(0, 1, 2, 4, 3, 5).reshape(-1, 4)
+            top = windows.max(axis=1)
+            ties = (windows == top[:, None]).sum(axis=1) > 1
+            if np.any(ties):
+                return False
+    return True
+
+
+def session(model):
+    """An ONNX Runtime CPU session, one thread."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def feed_names(model):
+    initializers = {i.name for i in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initializers]
+
+
+def write_tensor(path, array):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(numpy_helper.from_array(array).SerializeToString())
+
+
+def exact_segnet(shape, opset, odd_output_shape, seed):
+    """The first seed from `seed` on whose model and input `check_exact` holds."""
+    while True:
+        model, inputs = segnet(shape, opset, odd_output_shape, seed)
+        if check_exact(model, inputs):
+            print(f"segnet {shape}: seed {seed}")
+            return model, inputs
+        seed += 1
+
+
+def record(name, model, inputs):
+    onnx.checker.check_model(model)
+    models = ROOT / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, models / f"{name}.onnx")
+    case = models / name
+    shutil.rmtree(case, ignore_errors=True)
+    for i, array in enumerate(inputs):
+        write_tensor(case / "inputs" / f"input_{i}.pb", array)
+    feeds = dict(zip(feed_names(model), inputs))
+    for i, array in enumerate(session(model).run(None, feeds)):
+        write_tensor(case / "onnxruntime" / f"output_{i}.pb", array)
+    try:
+        outputs = ReferenceEvaluator(model).run(None, feeds)
+    except Exception as error:  # the reference rule cannot place these indices
+        (case / "reference").mkdir(parents=True)
+        (case / "reference" / "error.txt").write_text(f"{type(error).__name__}: {error}\n")
+    else:
+        for i, array in enumerate(outputs):
+            write_tensor(case / "reference" / f"output_{i}.pb", array)
+
+
+def malformed():
+    """One MaxUnpool node per defect; `good` is the same node without one."""
+    target = ROOT / "malformed"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+
+    def save(name, attrs, x_shape=(1, 1, 2, 2), i_shape=(1, 1, 2, 2), i_type=I64,
+             output_shape=None):
+        inputs = ["x", "i"]
+        inits = []
+        if output_shape is not None:
+            inits.append(numpy_helper.from_array(np.array(output_shape, np.int64), "shape"))
+            inputs.append("shape")
+        node = helper.make_node("MaxUnpool", inputs, ["y"], name="bad_unpool", **attrs)
+        graph = helper.make_graph(
+            [node], name,
+            [helper.make_tensor_value_info("x", F32, list(x_shape)),
+             helper.make_tensor_value_info("i", i_type, list(i_shape))],
+            [helper.make_tensor_value_info("y", F32, [1, 1, 4, 4])], initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+        model.ir_version = 8
+        onnx.save(model, target / f"{name}.onnx")
+
+    two = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    save("good", two)
+    save("missing_kernel_shape", {"strides": [2, 2]})
+    save("strides_length", {"kernel_shape": [2, 2], "strides": [2, 2, 2]})
+    save("pads_length", {"kernel_shape": [2, 2], "pads": [0, 0]})
+    save("kernel_shape_length", {"kernel_shape": [2]})
+    save("output_shape_length", two, output_shape=[1, 1, 4])
+    save("int32_indices", two, i_type=TensorProto.INT32)
+    save("rank_mismatch", two, i_shape=(1, 2, 2))
+
+
+def main():
+    copy_node_tests()
+    record("segnet_odd", *exact_segnet((2, 3, 13, 11), 11, True, seed=7))
+    record("segnet_even", *exact_segnet((2, 3, 12, 8), 22, False, seed=11))
+    model, inputs = unpool_case(1, 9, [3], [2], [1, 1], seed=1)
+    record("unpool1d_opset9", model, inputs)
+    model, inputs = unpool_case(3, 11, [2, 2, 2], [2, 2, 2], [0, 0, 0, 1, 0, 1], seed=2)
+    record("unpool3d_opset11", model, inputs)
+    malformed()
+    (ROOT / "VERSIONS.txt").write_text(
+        f"onnx {onnx.__version__}\nonnxruntime {ort.__version__}\nnumpy {np.__version__}\n")
+
+
+if __name__ == "__main__":
+    main()
