@@ -16,11 +16,12 @@ const NODE_TESTS: [&str; 4] = [
     "test_maxpool_with_argmax_2d_precomputed_pads",
     "test_maxpool_with_argmax_2d_precomputed_strides",
 ];
-const MODELS: [&str; 4] = [
+const MODELS: [&str; 5] = [
     "segnet_odd",
     "segnet_even",
     "unpool1d_opset9",
     "unpool3d_opset11",
+    "unpool2d_bf16_opset22",
 ];
 
 fn main() {
@@ -72,16 +73,19 @@ fn tensors(root: &Path) -> Value {
     json!(found)
 }
 
-/// `{"shape": [...], "f32": [...]}` or `{"shape": [...], "i64": [...]}`.
+/// `{"dtype": "F32", "shape": [...], "f32": [...]}` or `{..., "i64": [...]}`: float values of
+/// any width as f32 (exact), with the recorded dtype beside them.
 fn tensor(path: &Path) -> Value {
     let bytes = fs::read(path).expect("a readable tensor");
     let proto = TensorProto::parse_from_bytes(&bytes).expect("a TensorProto");
     let data = TensorData::try_from(proto).expect("a decodable tensor");
+    let dtype = format!("{:?}", data.dtype());
     let shape = data.shape().to_vec();
     if data.dtype().is_float() {
-        json!({"shape": shape, "f32": data.to_f32_vec().expect("f32 values")})
+        let values = data.convert::<f32>().to_f32_vec().expect("f32 values");
+        json!({"dtype": dtype, "shape": shape, "f32": values})
     } else {
-        json!({"shape": shape, "i64": data.to_i64_vec().expect("i64 values")})
+        json!({"dtype": dtype, "shape": shape, "i64": data.to_i64_vec().expect("i64 values")})
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{GradientsParams, SgdConfig};
-use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, FloatDType, Int, Tensor, TensorData};
 use burn_unpool_tests::{assert_bit_equal, devices};
 use serde::Deserialize;
 
@@ -45,10 +45,13 @@ generated!(unpool1d_reference, "reference/unpool1d_opset9.rs");
 generated!(unpool1d_ort, "onnxruntime/unpool1d_opset9.rs");
 generated!(unpool3d_reference, "reference/unpool3d_opset11.rs");
 generated!(unpool3d_ort, "onnxruntime/unpool3d_opset11.rs");
+generated!(unpool2d_bf16, "reference/unpool2d_bf16_opset22.rs");
 
 /// A recorded tensor, decoded from its `.pb` file by `build.rs`.
 #[derive(Deserialize)]
 struct Recorded {
+    /// The recorded element type, as Burn's `DType` prints it; float values are stored as f32.
+    dtype: String,
     shape: Vec<usize>,
     f32: Option<Vec<f32>>,
     i64: Option<Vec<i64>>,
@@ -225,6 +228,42 @@ fn models_where_the_rules_agree_match_onnx_runtime_and_the_reference() {
             assert_bit_equal(&y.into_data(), &expected, name);
         }
     }
+}
+
+/// Opset 22's bfloat16 values, on every device that has bf16. ONNX Runtime has no bfloat16
+/// MaxUnpool (it recorded the error), so the reference alone recorded the output.
+#[test]
+fn bfloat16_values_at_opset_22_match_the_reference() {
+    let case = "unpool2d_bf16_opset22";
+    let ort = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/data/onnx/models/unpool2d_bf16_opset22/onnxruntime/error.txt"
+    ))
+    .expect("ONNX Runtime's recorded error");
+    assert!(ort.contains("NOT_IMPLEMENTED"), "{ort}");
+    let (x, expected) = (
+        model_file(case, "inputs/input_0"),
+        model_file(case, "reference/output_0"),
+    );
+    assert_eq!(recorded(&x).dtype, "BF16");
+    assert_eq!(recorded(&expected).dtype, "BF16");
+    let mut ran = Vec::new();
+    for (name, device) in devices() {
+        if !device.supports_dtype(DType::BF16) {
+            continue;
+        }
+        let model = unpool2d_bf16::Model::from_embedded(&device);
+        let y = model.forward(
+            Tensor::from_data(data(&x), (&device, DType::BF16)),
+            int(&model_file(case, "inputs/input_1"), &device),
+        );
+        assert_eq!(y.dtype(), DType::BF16, "{name}");
+        // Every value is an integer below 256: exact in bf16 and in f32.
+        let y = y.cast(FloatDType::F32).into_data();
+        assert_bit_equal(&y, &data(&expected), name);
+        ran.push(name);
+    }
+    assert!(ran.contains(&"flex"), "flex has bf16; ran on {ran:?}");
 }
 
 #[test]

@@ -19,6 +19,7 @@ Usage: python tests/scripts/onnx_models.py  (needs numpy, onnx, onnxruntime; see
 import pathlib
 import shutil
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -34,6 +35,7 @@ NODE_TESTS = [
     "test_maxpool_with_argmax_2d_precomputed_strides",
 ]
 F32 = TensorProto.FLOAT
+BF16 = TensorProto.BFLOAT16
 I64 = TensorProto.INT64
 
 
@@ -109,9 +111,11 @@ def segnet(shape, opset, odd_output_shape, seed):
     return model, [x]
 
 
-def unpool_case(dims, opset, kernel, strides, pads, seed):
+def unpool_case(dims, opset, kernel, strides, pads, seed, values=F32):
     """One MaxPool with indices (ONNX reference) feeding a lone MaxUnpool whose X and I are
-    graph inputs, for the ranks and opsets burn-onnx's MaxPool does not cover."""
+    graph inputs, for the ranks, opsets and value types burn-onnx's MaxPool does not cover.
+
+    The values are a permutation of 0..N (N = 252 at most): exact in bfloat16 too."""
     rng = np.random.default_rng(seed)
     spatial = [7, 6, 5][:dims]
     shape = [2, 3] + spatial
@@ -125,13 +129,15 @@ def unpool_case(dims, opset, kernel, strides, pads, seed):
              helper.make_tensor_value_info("i", I64, None)]),
         opset_imports=[helper.make_opsetid("", max(opset, 12))])
     pooled, indices = ReferenceEvaluator(pool).run(None, {"x": x_full})
+    if values == BF16:
+        pooled = pooled.astype(ml_dtypes.bfloat16)
     node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool", kernel_shape=kernel,
                             strides=strides, pads=pads)
     graph = helper.make_graph(
         [node], f"unpool{dims}d",
-        [helper.make_tensor_value_info("x", F32, list(pooled.shape)),
+        [helper.make_tensor_value_info("x", values, list(pooled.shape)),
          helper.make_tensor_value_info("i", I64, list(indices.shape))],
-        [helper.make_tensor_value_info("y", F32, shape)])
+        [helper.make_tensor_value_info("y", values, shape)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     return model, [pooled, indices]
@@ -203,16 +209,19 @@ def record(name, model, inputs):
     for i, array in enumerate(inputs):
         write_tensor(case / "inputs" / f"input_{i}.pb", array)
     feeds = dict(zip(feed_names(model), inputs))
-    for i, array in enumerate(session(model).run(None, feeds)):
-        write_tensor(case / "onnxruntime" / f"output_{i}.pb", array)
-    try:
-        outputs = ReferenceEvaluator(model).run(None, feeds)
-    except Exception as error:  # the reference rule cannot place these indices
-        (case / "reference").mkdir(parents=True)
-        (case / "reference" / "error.txt").write_text(f"{type(error).__name__}: {error}\n")
-    else:
-        for i, array in enumerate(outputs):
-            write_tensor(case / "reference" / f"output_{i}.pb", array)
+    runs = {
+        "onnxruntime": lambda: session(model).run(None, feeds),
+        "reference": lambda: ReferenceEvaluator(model).run(None, feeds),
+    }
+    for peer, run in runs.items():
+        try:
+            outputs = run()
+        except Exception as error:  # the reference rule cannot place these indices, or ORT
+            (case / peer).mkdir(parents=True)  # has no kernel for the type
+            (case / peer / "error.txt").write_text(f"{type(error).__name__}: {error}\n")
+        else:
+            for i, array in enumerate(outputs):
+                write_tensor(case / peer / f"output_{i}.pb", array)
 
 
 def malformed():
@@ -257,9 +266,12 @@ def main():
     record("unpool1d_opset9", model, inputs)
     model, inputs = unpool_case(3, 11, [2, 2, 2], [2, 2, 2], [0, 0, 0, 1, 0, 1], seed=2)
     record("unpool3d_opset11", model, inputs)
+    model, inputs = unpool_case(2, 22, [2, 2], [2, 2], [0, 0, 1, 0], seed=3, values=BF16)
+    record("unpool2d_bf16_opset22", model, inputs)
     malformed()
     (ROOT / "VERSIONS.txt").write_text(
-        f"onnx {onnx.__version__}\nonnxruntime {ort.__version__}\nnumpy {np.__version__}\n")
+        f"onnx {onnx.__version__}\nonnxruntime {ort.__version__}\nnumpy {np.__version__}\n"
+        f"ml_dtypes {ml_dtypes.__version__}\n")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 //! Import ONNX models with `MaxUnpool` into [Burn](https://burn.dev).
 //!
 //! burn-onnx turns an ONNX model into Burn code at build time but rejects `MaxUnpool`. This crate
-//! runs burn-onnx with every `MaxUnpool` node (opsets 9, 11 and 22; 1-d, 2-d and 3-d) turned into
-//! a call to `burn_unpool::onnx::max_unpool_onnx`, so an imported model gets burn-unpool's kernels,
-//! its index checks and its gradient. `MaxPool` with an `Indices` output is burn-onnx's own.
+//! runs burn-onnx with every `MaxUnpool` node (opsets 9, 11 and 22, bfloat16 values included;
+//! 1-d, 2-d and 3-d) turned into a call to `burn_unpool::onnx::max_unpool_onnx`, so an imported
+//! model gets burn-unpool's kernels, its index checks and its gradient. `MaxPool` with an
+//! `Indices` output is burn-onnx's own.
 //!
 //! ```toml
 //! [dependencies]
