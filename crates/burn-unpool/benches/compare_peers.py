@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Times burn-unpool beside ONNX Runtime and PyTorch (CPU) on the SegNet decoder shapes, in one run,
-and prints medians and ratios.
+and prints medians and ratios; with `--gpu`, burn-unpool on the default wgpu device beside PyTorch
+CUDA.
 
 burn-unpool's medians come from the `timings` bench (run here, in the same session); ONNX Runtime
 runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); PyTorch runs
@@ -8,8 +9,10 @@ runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); 
 Indices are drawn uniformly inside each pool window, as `benches/support` does (global for ONNX
 Runtime).
 
-Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15]
-Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md).
+Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu]
+    [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
+                        it must be built with `--features wgpu`)
+Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md); `--gpu` needs torch with CUDA.
 """
 
 import argparse
@@ -106,23 +109,83 @@ def peers(batch, runs, threads):
     return rows
 
 
-def ours(batch, runs):
-    cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--bench", "timings", "--", "--json", "--batches", str(batch), "--runs", str(runs)]
+def cuda_peers(batch, runs):
+    """PyTorch CUDA forward and autograd backward, each call followed by a device sync (as ours)."""
+    rows = {}
+    rng = np.random.default_rng(7)
+    sync = torch.cuda.synchronize
+    for name, c, h, w, oh, ow in STAGES:
+        shape = (batch, c, h, w)
+        x = ((np.arange(np.prod(shape), dtype=np.uint64) * 2654435761 % 1000) / 10).astype(np.float32).reshape(shape)
+        tx = torch.from_numpy(x).cuda()
+        ti = torch.from_numpy(window_indices(rng, batch, c, h, w, oh, ow)).cuda()
+        size = [oh, ow]
+
+        def forward():
+            F.max_unpool2d(tx, ti, 2, 2, output_size=size)
+            sync()
+
+        rows[(name, "pytorch_forward")] = median_ms(forward, runs)
+        xg = tx.clone().requires_grad_(True)
+        out = F.max_unpool2d(xg, ti, 2, 2, output_size=size)
+        grad = torch.ones_like(out)
+
+        def backward():
+            xg.grad = None
+            out.backward(grad, retain_graph=True)
+            sync()
+
+        rows[(name, "pytorch_backward")] = median_ms(backward, runs)
+    return rows
+
+
+def ours(batch, runs, gpu, binary):
+    flags = ["--json", "--batches", str(batch), "--runs", str(runs)] + (["--gpu"] if gpu else [])
+    if binary:
+        cmd = [binary, "--bench"] + flags
+    else:
+        features = ["--features", "wgpu"] if gpu else []
+        cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", *features, "--bench", "timings", "--"] + flags
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows = {}
     for line in out.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
             if r["shape"] != "overlap":
-                rows[(r["shape"], f'{r["what"]}@{r["backend"]}')] = r["median_ms"]
+                rows[(r["shape"], f'{r["what"]}@{r["backend"]}@{r["index"]}')] = r["median_ms"]
     return rows
+
+
+def gpu_table(args):
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
+          f"burn-unpool on the default wgpu device; each call synced; medians of {args.runs} runs, f32")
+    header = ("shape", "batch", "ours fwd i32", "ours fwd i64", "unchecked i64", "torch fwd", "torch/ours i64",
+              "naive/ours i64", "ours bwd i64", "torch bwd", "torch/ours bwd", "copy same bytes")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for batch in [int(b) for b in args.batches.split(",")]:
+        mine = ours(batch, args.runs, True, args.timings)
+        theirs = cuda_peers(batch, args.runs)
+        for name, *_ in STAGES:
+            m = lambda what, index="i64": mine[(name, f"{what}@wgpu@{index}")]
+            fwd, bwd = m("forward"), m("backward")
+            t, tb = theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
+            cells = [name, batch, f'{m("forward", "i32"):.3f}', f"{fwd:.3f}", f'{m("forward_unchecked"):.3f}',
+                     f"{t:.3f}", f"{t / fwd:.2f}x", f'{m("forward_naive") / fwd:.2f}x', f"{bwd:.3f}", f"{tb:.3f}",
+                     f"{tb / bwd:.2f}x", f'{m("copy_same_bytes", "i32"):.3f}']
+            print("| " + " | ".join(map(str, cells)) + " |")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--batches", default="1,4")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--timings")
     args = parser.parse_args()
+    if args.gpu:
+        gpu_table(args)
+        return
     threads = os.cpu_count()
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
           f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32")
@@ -131,12 +194,12 @@ def main():
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
-        mine = ours(batch, args.runs)
+        mine = ours(batch, args.runs, False, args.timings)
         theirs = peers(batch, args.runs, threads)
         for name, *_ in STAGES:
-            fwd = min(mine[(name, "forward@flex")], mine[(name, "forward@ndarray")])
-            bwd = min(mine[(name, "backward@flex")], mine[(name, "backward@ndarray")])
-            naive = min(mine[(name, "forward_naive@flex")], mine[(name, "forward_naive@ndarray")])
+            fwd = min(mine[(name, "forward@flex@i32")], mine[(name, "forward@ndarray@i64")])
+            bwd = min(mine[(name, "backward@flex@i32")], mine[(name, "backward@ndarray@i64")])
+            naive = min(mine[(name, "forward_naive@flex@i32")], mine[(name, "forward_naive@ndarray@i64")])
             o, t, tb = theirs[(name, "onnxruntime_forward")], theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
             cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", f"{naive / fwd:.1f}x",
                      f"{bwd:.2f}", f"{tb:.2f}", f"{tb / bwd:.2f}x"]
