@@ -200,33 +200,41 @@ fn the_build_says_where_the_rules_differ() {
 #[test]
 fn models_where_the_rules_agree_match_onnx_runtime_and_the_reference() {
     for (name, device) in devices() {
-        for recorded in ["onnxruntime", "reference"] {
-            let case = "segnet_even";
-            let expected = data(&model_file(case, &format!("{recorded}/output_0")));
-            let x = || float(&model_file(case, "inputs/input_0"), &device);
-            let y = segnet_even_reference::Model::from_embedded(&device).forward(x());
-            assert_bit_equal(&y.into_data(), &expected, name);
-            let y = segnet_even_ort::Model::from_embedded(&device).forward(x());
-            assert_bit_equal(&y.into_data(), &expected, name);
+        let case = "segnet_even";
+        let x = || float(&model_file(case, "inputs/input_0"), &device);
+        let y = segnet_even_reference::Model::from_embedded(&device).forward(x());
+        assert_matches_both_recordings(case, y, name);
+        let y = segnet_even_ort::Model::from_embedded(&device).forward(x());
+        assert_matches_both_recordings(case, y, name);
 
-            let case = "unpool1d_opset9";
-            let expected = data(&model_file(case, &format!("{recorded}/output_0")));
-            let x = || float::<3>(&model_file(case, "inputs/input_0"), &device);
-            let i = || int::<3>(&model_file(case, "inputs/input_1"), &device);
-            let y = unpool1d_reference::Model::from_embedded(&device).forward(x(), i());
-            assert_bit_equal(&y.into_data(), &expected, name);
-            let y = unpool1d_ort::Model::from_embedded(&device).forward(x(), i());
-            assert_bit_equal(&y.into_data(), &expected, name);
+        let case = "unpool1d_opset9";
+        let x = || float::<3>(&model_file(case, "inputs/input_0"), &device);
+        let i = || int::<3>(&model_file(case, "inputs/input_1"), &device);
+        let y = unpool1d_reference::Model::from_embedded(&device).forward(x(), i());
+        assert_matches_both_recordings(case, y, name);
+        let y = unpool1d_ort::Model::from_embedded(&device).forward(x(), i());
+        assert_matches_both_recordings(case, y, name);
 
-            let case = "unpool3d_opset11";
-            let expected = data(&model_file(case, &format!("{recorded}/output_0")));
-            let x = || float::<5>(&model_file(case, "inputs/input_0"), &device);
-            let i = || int::<5>(&model_file(case, "inputs/input_1"), &device);
-            let y = unpool3d_reference::Model::from_embedded(&device).forward(x(), i());
-            assert_bit_equal(&y.into_data(), &expected, name);
-            let y = unpool3d_ort::Model::from_embedded(&device).forward(x(), i());
-            assert_bit_equal(&y.into_data(), &expected, name);
-        }
+        let case = "unpool3d_opset11";
+        let x = || float::<5>(&model_file(case, "inputs/input_0"), &device);
+        let i = || int::<5>(&model_file(case, "inputs/input_1"), &device);
+        let y = unpool3d_reference::Model::from_embedded(&device).forward(x(), i());
+        assert_matches_both_recordings(case, y, name);
+        let y = unpool3d_ort::Model::from_embedded(&device).forward(x(), i());
+        assert_matches_both_recordings(case, y, name);
+    }
+}
+
+/// `y` equals, bit for bit, the output ONNX Runtime and the reference recorded for `case`.
+fn assert_matches_both_recordings<const R: usize>(case: &str, y: Tensor<R>, device: &str) {
+    let y = y.into_data();
+    for recorded in ["onnxruntime", "reference"] {
+        let expected = data(&model_file(case, &format!("{recorded}/output_0")));
+        assert_bit_equal(
+            &y,
+            &expected,
+            &format!("{case} on {device} against {recorded}"),
+        );
     }
 }
 
