@@ -41,7 +41,7 @@ pub fn rewrite_max_unpool(model: &mut ModelProto) -> usize {
         let mut import = model
             .opset_import
             .iter()
-            .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+            .find(|o| is_default_domain(&o.domain))
             .cloned()
             .unwrap_or_default();
         import.domain = DOMAIN.to_string();
@@ -50,10 +50,15 @@ pub fn rewrite_max_unpool(model: &mut ModelProto) -> usize {
     moved
 }
 
+/// ONNX's default operator domain, written either way.
+fn is_default_domain(domain: &str) -> bool {
+    domain.is_empty() || domain == "ai.onnx"
+}
+
 fn rewrite_graph(graph: &mut GraphProto) -> usize {
     let mut moved = 0;
     for (position, node) in graph.node.iter_mut().enumerate() {
-        if node.op_type == OP_TYPE && (node.domain.is_empty() || node.domain == "ai.onnx") {
+        if node.op_type == OP_TYPE && is_default_domain(&node.domain) {
             node.domain = DOMAIN.to_string();
             let name = match node.name.as_str() {
                 "" => format!("#{position} (unnamed)"),
