@@ -80,7 +80,7 @@ def peers(batch, runs, threads):
     torch.set_num_threads(threads)
     for name, c, h, w, oh, ow in STAGES:
         shape, out_shape = (batch, c, h, w), (batch, c, oh, ow)
-        x = ((np.arange(np.prod(shape), dtype=np.uint64) * 2654435761 % 1000) / 10).astype(np.float32).reshape(shape)
+        x = stage_values(shape)
         idx = window_indices(rng, batch, c, h, w, oh, ow)
         plane = oh * ow
         global_idx = idx + (np.arange(batch * c, dtype=np.int64) * plane).reshape(batch, c, 1, 1)
@@ -94,48 +94,44 @@ def peers(batch, runs, threads):
         binding.bind_ortvalue_output("y", y)
         rows[(name, "onnxruntime_forward")] = median_ms(lambda: session.run_with_iobinding(binding), runs)
 
-        tx, ti = torch.from_numpy(x), torch.from_numpy(idx)
-        size = [oh, ow]
-        rows[(name, "pytorch_forward")] = median_ms(lambda: F.max_unpool2d(tx, ti, 2, 2, output_size=size), runs)
-        xg = tx.clone().requires_grad_(True)
-        out = F.max_unpool2d(xg, ti, 2, 2, output_size=size)
-        grad = torch.ones_like(out)
-
-        def backward():
-            xg.grad = None
-            out.backward(grad, retain_graph=True)
-
-        rows[(name, "pytorch_backward")] = median_ms(backward, runs)
+        fwd, bwd = torch_medians(torch.from_numpy(x), torch.from_numpy(idx), [oh, ow], runs, lambda: None)
+        rows[(name, "pytorch_forward")], rows[(name, "pytorch_backward")] = fwd, bwd
     return rows
+
+
+def stage_values(shape):
+    """Deterministic values in [0, 100), a tenth apart, as `benches/support` makes them."""
+    return ((np.arange(np.prod(shape), dtype=np.uint64) * 2654435761 % 1000) / 10).astype(np.float32).reshape(shape)
+
+
+def torch_medians(tx, ti, size, runs, sync):
+    """Median ms of `F.max_unpool2d` and of its autograd backward, each call followed by `sync`."""
+
+    def forward():
+        F.max_unpool2d(tx, ti, 2, 2, output_size=size)
+        sync()
+
+    xg = tx.clone().requires_grad_(True)
+    out = F.max_unpool2d(xg, ti, 2, 2, output_size=size)
+    grad = torch.ones_like(out)
+
+    def backward():
+        xg.grad = None
+        out.backward(grad, retain_graph=True)
+        sync()
+
+    return median_ms(forward, runs), median_ms(backward, runs)
 
 
 def cuda_peers(batch, runs):
     """PyTorch CUDA forward and autograd backward, each call followed by a device sync (as ours)."""
     rows = {}
     rng = np.random.default_rng(7)
-    sync = torch.cuda.synchronize
     for name, c, h, w, oh, ow in STAGES:
-        shape = (batch, c, h, w)
-        x = ((np.arange(np.prod(shape), dtype=np.uint64) * 2654435761 % 1000) / 10).astype(np.float32).reshape(shape)
-        tx = torch.from_numpy(x).cuda()
+        tx = torch.from_numpy(stage_values((batch, c, h, w))).cuda()
         ti = torch.from_numpy(window_indices(rng, batch, c, h, w, oh, ow)).cuda()
-        size = [oh, ow]
-
-        def forward():
-            F.max_unpool2d(tx, ti, 2, 2, output_size=size)
-            sync()
-
-        rows[(name, "pytorch_forward")] = median_ms(forward, runs)
-        xg = tx.clone().requires_grad_(True)
-        out = F.max_unpool2d(xg, ti, 2, 2, output_size=size)
-        grad = torch.ones_like(out)
-
-        def backward():
-            xg.grad = None
-            out.backward(grad, retain_graph=True)
-            sync()
-
-        rows[(name, "pytorch_backward")] = median_ms(backward, runs)
+        fwd, bwd = torch_medians(tx, ti, [oh, ow], runs, torch.cuda.synchronize)
+        rows[(name, "pytorch_forward")], rows[(name, "pytorch_backward")] = fwd, bwd
     return rows
 
 
