@@ -8,21 +8,10 @@ use burn_onnx::ext::{
     ArgType, CodegenContext, CustomNode, CustomOp, OpsetRange, ProcessError, arg_to_ident,
 };
 
+pub use burn_unpool_shape::OutputShapeRule;
+
 use crate::node::{OutputShapeInput, UnpoolNode};
 use crate::rewrite::{DOMAIN, OP_TYPE};
-
-/// How an ONNX `output_shape` larger than the inferred shape places the indices; the generated
-/// code passes it to `burn_unpool::onnx::OutputShapeRule`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum OutputShapeRule {
-    /// The ONNX reference implementation and the official backend test
-    /// (`test_maxunpool_export_with_output_shape`): the indices are read in the inferred shape and
-    /// that block is placed at the origin of the output.
-    #[default]
-    Reference,
-    /// ONNX Runtime (and PyTorch): the indices are read in `output_shape` itself.
-    IndicesInOutputShape,
-}
 
 /// The burn-onnx [`CustomOp`] for `MaxUnpool` nodes moved to [`DOMAIN`] by
 /// [`rewrite_max_unpool`](crate::rewrite_max_unpool).
@@ -69,7 +58,7 @@ impl MaxUnpoolOp {
             (OutputShapeInput::Constant(shape), Some(inferred)) => {
                 let same = shape[2..]
                     .iter()
-                    .map(|&d| d as i64)
+                    .map(|&d| d as i128)
                     .eq(inferred.iter().copied());
                 if same {
                     return;

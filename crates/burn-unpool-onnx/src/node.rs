@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use burn_unpool_shape::{default_output_size, onnx_pads_to_pairs};
+
 use crate::rewrite::NAME_ATTRIBUTE;
 use onnx_ir::{ArgType, Argument, CustomNode, DType, ProcessError, TensorDataExt, TensorType};
 
@@ -223,15 +225,17 @@ impl UnpoolNode {
 
     /// The spatial shape inferred from the attributes, where `X`'s spatial shape is known at build
     /// time: `(I - 1) * stride - (pad_begin + pad_end) + kernel` per axis.
-    pub fn inferred_spatial(&self) -> Option<Vec<i64>> {
+    pub fn inferred_spatial(&self) -> Option<Vec<i128>> {
         let static_shape = self.x.static_shape.as_ref()?;
         let dims = self.kernel_shape.len();
+        let pads = self.pads.clone().unwrap_or_else(|| vec![0; 2 * dims]);
+        let padding = onnx_pads_to_pairs(&pads);
         (0..dims)
             .map(|a| {
-                let input = static_shape.get(2 + a).copied().flatten()? as i64;
-                let stride = self.strides.as_ref().map_or(1, |s| s[a]) as i64;
-                let pads = self.pads.as_ref().map_or(0, |p| p[a] + p[dims + a]) as i64;
-                Some((input - 1) * stride - pads + self.kernel_shape[a] as i64)
+                let input = static_shape.get(2 + a).copied().flatten()?;
+                let stride = self.strides.as_ref().map_or(1, |s| s[a]);
+                let kernel = self.kernel_shape[a];
+                Some(default_output_size(input, kernel, stride, padding[a], 1))
             })
             .collect()
     }
