@@ -311,10 +311,10 @@ fn onnx_attributes_of_the_wrong_length() {
     }
 }
 
-/// On GPU devices `max_unpool_unchecked` skips an out-of-range index (it is never written, not
-/// even into another plane) where the checked call reports it; on CPU devices both report it.
+/// `max_unpool_unchecked` skips an out-of-range index on every device (it is never written, not
+/// even into another plane), where the checked call reports it.
 #[test]
-fn unchecked_call_skips_bad_indices_on_the_gpu_only() {
+fn unchecked_call_skips_bad_indices_on_every_device() {
     for (name, d) in devices() {
         for dtype in [DType::I32, DType::I64] {
             // Plane 0: 4 is past its plane [0, 4) and -1 below it; plane 1 is valid.
@@ -330,21 +330,90 @@ fn unchecked_call_skips_bad_indices_on_the_gpu_only() {
                 || drop(max_unpool1d(x(), indices(), options())),
                 &["index 4", "position [0, 0, 1]", "[0, 4)"],
             );
-            let unchecked = || {
-                burn_unpool::max_unpool_unchecked(x(), indices(), options())
-                    .into_data()
-                    .try_into_vec::<f32>()
-                    .expect("f32 values")
-            };
-            if name == "wgpu" {
-                assert_eq!(
-                    unchecked(),
-                    [0.0, 0.0, 0.0, 1.0, 5.0, 6.0, 4.0, 0.0],
-                    "{name} {dtype:?}"
-                );
-            } else {
-                assert_message(|| drop(unchecked()), &["index 4", "position [0, 0, 1]"]);
-            }
+            let unchecked = burn_unpool::max_unpool_unchecked(x(), indices(), options())
+                .into_data()
+                .try_into_vec::<f32>()
+                .expect("f32 values");
+            assert_eq!(
+                unchecked,
+                [0.0, 0.0, 0.0, 1.0, 5.0, 6.0, 4.0, 0.0],
+                "{name} {dtype:?}"
+            );
         }
+    }
+}
+
+/// A plan made for other tensors is refused by every backend with a message, before any kernel
+/// touches memory (on the GPU, a kernel launched with a lying plan could read past a buffer).
+#[test]
+fn a_plan_made_for_other_tensors_is_refused_by_the_backend() {
+    use burn::backend::Dispatch;
+    use burn_unpool::{UnpoolBackend, UnpoolPlan};
+
+    let plan = UnpoolPlan::new(&[1, 1, 2], &[1, 1, 2], &MaxUnpoolOptions::new([2])).unwrap();
+    for (name, d) in devices() {
+        let x = || Tensor::<3>::ones([1, 1, 8], &d).into_dispatch();
+        let indices = || Tensor::<3, Int>::zeros([1, 1, 8], &d).into_dispatch();
+        let sync = || d.sync().expect("the device syncs");
+        let text = message(|| {
+            drop(<Dispatch as UnpoolBackend>::max_unpool(
+                x(),
+                indices(),
+                plan.clone(),
+            ));
+            sync();
+        });
+        assert!(
+            text.contains("UnpoolBackend::max_unpool: the plan was made for x of shape [1, 1, 2]")
+                && text.contains("got x [1, 1, 8] and indices [1, 1, 8]"),
+            "{name}: {text}"
+        );
+        let text = message(|| {
+            drop(<Dispatch as UnpoolBackend>::max_unpool_backward(
+                x(),
+                indices(),
+                plan.clone(),
+            ));
+            sync();
+        });
+        assert!(
+            text.contains("the plan was made for the output gradient of shape [1, 1, 4]"),
+            "{name}: {text}"
+        );
+        let text = message(|| {
+            drop(<Dispatch as UnpoolBackend>::max_unpool_invalid_index_flag(
+                indices(),
+                plan.clone(),
+            ));
+            sync();
+        });
+        assert!(
+            text.contains("indices of shape [1, 1, 2], got [1, 1, 8]"),
+            "{name}: {text}"
+        );
+    }
+}
+
+#[test]
+fn values_and_indices_on_different_devices() {
+    let devices = devices();
+    for pair in devices.windows(2) {
+        let [(_, values), (_, indices)] = pair else {
+            unreachable!()
+        };
+        assert_message(
+            || {
+                drop(max_unpool1d(
+                    Tensor::ones([1, 1, 2], values),
+                    Tensor::zeros([1, 1, 2], indices),
+                    MaxUnpoolOptions::new([2]),
+                ))
+            },
+            &[
+                "one device",
+                &format!("{values:?}"),
+                &format!("{indices:?}"),
+            ],
+        );
     }
 }

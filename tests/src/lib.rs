@@ -23,7 +23,7 @@ pub fn devices() -> Vec<(&'static str, Device)> {
 
 /// The pool geometry and output options of one unpooling, for any rank.
 #[derive(Clone, Debug, Deserialize)]
-pub struct Geometry {
+pub struct PoolParams {
     /// Kernel size per spatial axis.
     pub kernel: Vec<usize>,
     /// Stride per spatial axis.
@@ -36,7 +36,7 @@ pub struct Geometry {
     pub output_size: Option<Vec<usize>>,
 }
 
-impl Geometry {
+impl PoolParams {
     /// Options of rank `D`.
     pub fn options<const D: usize>(&self, layout: IndexLayout) -> MaxUnpoolOptions<D> {
         let array = |v: &[usize]| -> [usize; D] { v.try_into().expect("one value per axis") };
@@ -66,7 +66,7 @@ pub fn run(
     direction: Direction,
     input: TensorData,
     indices: TensorData,
-    geometry: &Geometry,
+    geometry: &PoolParams,
     layout: IndexLayout,
     device: &Device,
 ) -> TensorData {
@@ -140,8 +140,8 @@ impl Case {
     }
 
     /// The geometry of the case.
-    pub fn geometry(&self) -> Geometry {
-        Geometry {
+    pub fn geometry(&self) -> PoolParams {
+        PoolParams {
             kernel: self.kernel.clone(),
             stride: self.stride.clone(),
             padding: self.padding.clone(),

@@ -13,7 +13,7 @@
 mod support;
 
 use burn::tensor::{DType, Device, Tensor};
-use burn_unpool::{checks, kernel, max_unpool_backward, max_unpool2d};
+use burn_unpool::{UnpoolPlan, bench_support, max_unpool_backward, max_unpool2d};
 use support::{Workload, median_ms, naive_unpool, overlapping, tensors, workloads};
 
 struct Args {
@@ -226,7 +226,8 @@ fn run_workload(args: &Args, workload: &Workload) {
 
     // Where the forward's time goes: the kernel into a reused, zero-filled buffer (what ONNX
     // Runtime does), the zero-fill alone, and a plain copy of the bytes the op moves.
-    let plan = checks::plan(&workload.input, &workload.input, &options).expect("a valid workload");
+    let plan =
+        UnpoolPlan::new(&workload.input, &workload.input, &options).expect("a valid workload");
     let x = support::values(workload.input_len());
     let indices: Vec<i32> = support::indices(workload)
         .into_iter()
@@ -235,7 +236,7 @@ fn run_workload(args: &Args, workload: &Workload) {
     let mut out = vec![0.0f32; workload.output_len()];
     let ms = median_ms(2, runs, || {
         out.fill(0.0);
-        kernel::unpool_forward_into(&x, &indices, &plan, &mut out).expect("valid indices");
+        bench_support::unpool_forward_into(&x, &indices, &plan, &mut out);
     });
     report(args, workload, "forward_reused_buffer", "kernel", "i32", ms);
     let ms = median_ms(2, runs, || out.fill(0.0));

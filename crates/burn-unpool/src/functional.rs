@@ -1,10 +1,14 @@
-//! The public tensor functions: check the arguments, then hand a plan to the backend.
+//! The public tensor functions: check the arguments, then run the plan where it runs best.
 
-use burn::backend::Dispatch;
+use burn::backend::{Dispatch, DispatchDevice};
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::backend::UnpoolBackend;
-use crate::checks::{self, UnpoolError, or_panic};
+use crate::checks;
+use crate::composed;
+use crate::error::{UnpoolError, or_panic};
+use crate::kernel::host::{self, HostTensor};
+use crate::plan::{Direction, Request};
 use crate::{MaxUnpoolOptions, UnpoolPlan};
 
 /// 1-d max unpooling of `x` `[N, C, L]` with the indices of the pool that produced it.
@@ -83,14 +87,15 @@ pub fn max_unpool3d(
 /// gives. The output size defaults to the pool's input size,
 /// `O = (I - 1) * stride - (pad_begin + pad_end) + dilation * (kernel - 1) + 1`; an explicit size
 /// may be set in `options`. Per-plane indices are read in the final output plane. With duplicate
-/// indices the last value in row-major order of `x` wins, on every backend and every run.
+/// indices the last value in row-major order of `x` wins, on every device and every run.
 /// Values are copied bit for bit.
 ///
 /// # Panics
 /// With a message naming the problem and the values, when the ranks or shapes do not fit, a kernel
 /// size, stride or dilation is zero, the padding leaves no output, a full output size has another
-/// `N` or `C`, the indices are not i32/i64 or too narrow, or an index is out of range (the first
-/// such index, its position and the valid range).
+/// `N` or `C`, `x` and the indices are on different devices, the device lacks the values' dtype,
+/// the indices are not i32/i64 or too narrow, or an index is out of range (the first such index,
+/// its position and the valid range).
 ///
 /// Float indices are refused by the type system:
 ///
@@ -108,19 +113,16 @@ pub fn max_unpool<const D: usize, const R: usize>(
     indices: Tensor<R, Int>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
-    let plan = or_panic(checked_plan(&x, &indices, &options));
-    or_panic(check_index_values_on_device(&indices, &plan));
-    unpool_with_plan(x, indices, plan)
+    let plan = or_panic(plan_for(&x, &indices, options.request()));
+    unpool(x, indices, plan)
 }
 
-/// [`max_unpool`] without the device-side index check, for indices the caller vouches for (those
-/// of the matching max pool).
+/// [`max_unpool`] for indices the caller vouches for: their values are not checked, and one out
+/// of range is skipped (never written) on every device, as if that element of `x` were missing.
 ///
-/// On GPU devices the checked call reads one word back from the device before it runs the op,
-/// which waits for the queued work to finish; this call does not. Every other check still runs, and
-/// CPU devices check index values anyway (while they read them, at no extra cost). An
-/// out-of-range index on a GPU device is skipped: it is never written, and the output is as if that
-/// element of `x` were missing.
+/// Checking costs little on CPU devices, which check while they read the indices, but on GPU
+/// devices the checked call reads one word back from the device before it runs the op, which
+/// waits for the queued work to finish; this call does not. Every other check still runs.
 ///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -128,17 +130,17 @@ pub fn max_unpool<const D: usize, const R: usize>(
 ///
 /// let device = Device::flex();
 /// let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
-/// let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
+/// let indices = Tensor::<3, Int>::from_ints([[[1, 8]]], &device); // 8 is out of range
 /// let y = max_unpool_unchecked(x, indices, MaxUnpoolOptions::new([2]));
-/// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 9.0, 0.0]]]), false);
+/// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 0.0, 0.0]]]), false);
 /// ```
 pub fn max_unpool_unchecked<const D: usize, const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
-    let plan = or_panic(checked_plan(&x, &indices, &options));
-    unpool_with_plan(x, indices, plan)
+    let plan = or_panic(plan_for(&x, &indices, options.request()));
+    unpool(x, indices, plan.skipping_invalid_indices())
 }
 
 /// The gradient of `x` of [`max_unpool`] for the output gradient `grad`.
@@ -165,74 +167,121 @@ pub fn max_unpool_backward<const D: usize, const R: usize>(
     indices: Tensor<R, Int>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
-    let plan = or_panic(checks::plan(&indices.dims(), &indices.dims(), &options));
-    or_panic(checks::index_dtype(indices.dtype(), &plan));
-    or_panic(checks::gradient_shape(&grad.dims(), &plan));
-    or_panic(check_index_values_on_device(&indices, &plan));
-    Tensor::from_dispatch(<Dispatch as UnpoolBackend>::max_unpool_backward(
-        grad.into_dispatch(),
-        indices.into_dispatch(),
-        plan,
-    ))
+    let plan = or_panic(backward_plan(&grad, &indices, options.request()));
+    run(Direction::Backward, grad, indices, plan)
 }
 
-/// Every check of [`max_unpool`] that needs no index values, and the resulting plan.
-pub(crate) fn checked_plan<const D: usize, const R: usize>(
+/// Every check of the forward that needs no index values, and the resulting plan.
+pub(crate) fn plan_for<const R: usize>(
     x: &Tensor<R>,
     indices: &Tensor<R, Int>,
-    options: &MaxUnpoolOptions<D>,
+    request: Request,
 ) -> Result<UnpoolPlan, UnpoolError> {
-    let plan = checks::plan(&x.dims(), &indices.dims(), options)?;
-    checks::index_dtype(indices.dtype(), &plan)?;
+    let plan = request.plan(&x.dims(), &indices.dims())?;
+    check_tensors(x, indices, &plan)?;
     Ok(plan)
 }
 
-/// Runs a checked plan on the backend of `x`.
-pub(crate) fn unpool_with_plan<const R: usize>(
+/// Every check of the backward that needs no index values, and the resulting plan.
+fn backward_plan<const R: usize>(
+    grad: &Tensor<R>,
+    indices: &Tensor<R, Int>,
+    request: Request,
+) -> Result<UnpoolPlan, UnpoolError> {
+    let plan = request.plan(&indices.dims(), &indices.dims())?;
+    checks::gradient_shape(&grad.dims(), &plan)?;
+    check_tensors(grad, indices, &plan)?;
+    Ok(plan)
+}
+
+fn check_tensors<const R: usize>(
+    values: &Tensor<R>,
+    indices: &Tensor<R, Int>,
+    plan: &UnpoolPlan,
+) -> Result<(), UnpoolError> {
+    checks::same_device(&values.device(), &indices.device())?;
+    checks::value_dtype(values.dtype(), &values.device())?;
+    checks::index_dtype(indices.dtype(), plan)
+}
+
+/// Runs a checked forward plan.
+pub(crate) fn unpool<const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,
     plan: UnpoolPlan,
 ) -> Tensor<R> {
-    Tensor::from_dispatch(<Dispatch as UnpoolBackend>::max_unpool(
-        x.into_dispatch(),
-        indices.into_dispatch(),
-        plan,
-    ))
+    run(Direction::Forward, x, indices, plan)
 }
 
-/// Reports out-of-range index values before the op runs on devices whose kernels skip them (the
-/// GPU devices): one word is read back, and the indices only when it says some are bad.
-pub(crate) fn check_index_values_on_device<const R: usize>(
-    indices: &Tensor<R, Int>,
-    plan: &UnpoolPlan,
-) -> Result<(), UnpoolError> {
-    if !kernels_skip_invalid_indices(&indices.device()) {
-        return Ok(());
+/// Runs a checked plan in `direction` (`input` is `x` or the output gradient) where it runs best.
+fn run<const R: usize>(
+    direction: Direction,
+    input: Tensor<R>,
+    indices: Tensor<R, Int>,
+    plan: UnpoolPlan,
+) -> Tensor<R> {
+    let route = Route::of(&input.device(), &plan);
+    match (route, direction) {
+        (Route::Composed, Direction::Forward) => composed::max_unpool(input, indices, &plan),
+        (Route::Composed, Direction::Backward) => {
+            composed::max_unpool_backward(input, indices, &plan)
+        }
+        (route, direction) => {
+            route.check_index_values(&indices, &plan);
+            let (input, indices) = (input.into_dispatch(), indices.into_dispatch());
+            Tensor::from_dispatch(match direction {
+                Direction::Forward => <Dispatch as UnpoolBackend>::max_unpool(input, indices, plan),
+                Direction::Backward => {
+                    <Dispatch as UnpoolBackend>::max_unpool_backward(input, indices, plan)
+                }
+            })
+        }
     }
-    let flag = Tensor::<1, Int>::from_dispatch(
-        <Dispatch as UnpoolBackend>::max_unpool_invalid_index_flag(
-            indices.clone().into_dispatch(),
-            plan.clone(),
-        ),
-    );
-    if flag.into_data().iter::<u32>().all(|word| word == 0) {
-        return Ok(());
-    }
-    checks::index_values(&indices.clone().into_data(), plan)
 }
 
-/// Whether `device` runs kernels that skip invalid indices instead of reporting them.
-fn kernels_skip_invalid_indices(device: &Device) -> bool {
-    #[cfg(feature = "wgpu")]
-    {
-        matches!(
-            device.as_dispatch().clone().inner(),
-            burn::backend::DispatchDevice::Cube(_)
-        )
+/// What runs a plan on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// The CPU kernels (Flex, NdArray): they check index values while they read them.
+    HostKernels,
+    /// The GPU kernels: they skip bad indices, so a checked call asks the device first.
+    DeviceKernels,
+    /// The portable composition: devices of other backends, plans the GPU kernels do not address.
+    Composed,
+}
+
+impl Route {
+    #[allow(deprecated)] // NdArray is deprecated in Burn 0.22 but still shipped, and supported.
+    fn of(device: &Device, plan: &UnpoolPlan) -> Self {
+        match device.as_dispatch().clone().inner() {
+            DispatchDevice::Flex(_) | DispatchDevice::NdArray(_) => Self::HostKernels,
+            #[cfg(feature = "wgpu")]
+            DispatchDevice::Cube(_) if crate::backend::cube::addresses(plan) => Self::DeviceKernels,
+            _ => Self::Composed,
+        }
     }
-    #[cfg(not(feature = "wgpu"))]
-    {
-        let _ = device;
-        false
+
+    /// Reports an out-of-range index before the GPU kernels skip it: one word is read back from
+    /// the device, and the indices only when it says some are bad.
+    #[track_caller]
+    fn check_index_values<const R: usize>(self, indices: &Tensor<R, Int>, plan: &UnpoolPlan) {
+        if self != Self::DeviceKernels || !plan.reports_invalid_indices() {
+            return;
+        }
+        let flag = Tensor::<1, Int>::from_dispatch(
+            <Dispatch as UnpoolBackend>::max_unpool_invalid_index_flag(
+                indices.clone().into_dispatch(),
+                plan.clone(),
+            ),
+        );
+        if flag.into_data().iter::<u32>().all(|word| word == 0) {
+            return;
+        }
+        let data = indices.clone().into_data();
+        let host = HostTensor {
+            bytes: data.as_bytes(),
+            dtype: data.dtype(),
+        };
+        or_panic(host::check_index_values(host, plan));
     }
 }

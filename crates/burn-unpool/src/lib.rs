@@ -2,20 +2,36 @@
 #![warn(missing_docs)]
 
 mod backend;
-pub mod checks;
+mod checks;
+mod composed;
+mod error;
 mod functional;
-pub mod kernel;
+mod kernel;
 pub mod nn;
 pub mod onnx;
 mod options;
-mod output_size;
 mod plan;
 
 pub use backend::UnpoolBackend;
-pub use checks::UnpoolError;
+pub use burn_unpool_shape::default_output_size;
+pub use error::UnpoolError;
 pub use functional::{
     max_unpool, max_unpool_backward, max_unpool_unchecked, max_unpool1d, max_unpool2d, max_unpool3d,
 };
 pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
-pub use output_size::default_output_size;
 pub use plan::UnpoolPlan;
+
+/// Not part of the API: the CPU kernel on plain slices, for this crate's own benchmarks (they
+/// time it without allocating the output). May change in any release.
+#[doc(hidden)]
+pub mod bench_support {
+    use crate::UnpoolPlan;
+
+    /// Unpools `x` into `out`, which must hold `plan.output_len()` zeros.
+    ///
+    /// # Panics
+    /// On a bad index, or buffers of the wrong length.
+    pub fn unpool_forward_into(x: &[f32], indices: &[i32], plan: &UnpoolPlan, out: &mut [f32]) {
+        crate::error::or_panic(crate::kernel::unpool_forward_into(x, indices, plan, out));
+    }
+}

@@ -2,6 +2,8 @@
 
 use burn::tensor::ops::MaxPoolOptions;
 
+use crate::plan::{IndexPlane, Request};
+
 /// How the values of an index tensor address the output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum IndexLayout {
@@ -146,4 +148,49 @@ impl<const D: usize> From<&MaxPoolOptions<D>> for MaxUnpoolOptions<D> {
     fn from(pool: &MaxPoolOptions<D>) -> Self {
         Self::from_pool(pool)
     }
+}
+
+impl<const D: usize> MaxUnpoolOptions<D> {
+    /// The rank-erased request the plan is built from.
+    pub(crate) fn request(&self) -> Request {
+        Request {
+            geometry: PoolGeometry {
+                kernel_size: self.kernel_size.to_vec(),
+                stride: self.stride.to_vec(),
+                padding: self.padding.to_vec(),
+                dilation: self.dilation.to_vec(),
+            },
+            output_size: self.output_size.as_ref().map(|size| match size {
+                OutputSize::Spatial(spatial) => RequestedSize::Spatial(spatial.to_vec()),
+                OutputSize::Full(full) => RequestedSize::Full(full.clone()),
+            }),
+            layout: self.index_layout,
+            index_plane: IndexPlane::Output,
+        }
+    }
+}
+
+/// The geometry of the pool an unpooling inverts, one entry per spatial axis, for any rank.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PoolGeometry {
+    pub kernel_size: Vec<usize>,
+    pub stride: Vec<usize>,
+    pub padding: Vec<(usize, usize)>,
+    pub dilation: Vec<usize>,
+}
+
+impl PoolGeometry {
+    /// The number of spatial axes.
+    pub fn dims(&self) -> usize {
+        self.kernel_size.len()
+    }
+}
+
+/// An explicit output size, for any rank.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum RequestedSize {
+    /// `[O1..Ok]`.
+    Spatial(Vec<usize>),
+    /// `[N, C, O1..Ok]`.
+    Full(Vec<usize>),
 }

@@ -1,37 +1,84 @@
-//! The validated description of one unpooling that every backend receives.
+//! The checked description of one unpooling that every backend receives, and how it is built.
 
-use crate::IndexLayout;
+use crate::checks;
+use crate::error::UnpoolError;
+use crate::options::{PoolGeometry, RequestedSize};
+use crate::{IndexLayout, MaxUnpoolOptions};
 
-/// A checked unpooling: shapes, the plane the indices are read in, and their layout.
+/// A checked unpooling: the shapes, the plane the indices are read in, and their layout.
 ///
-/// Built by the public functions after every argument check has passed (see [`crate::checks`]), so
-/// a backend only has to check the index *values*, which it reads anyway.
+/// Only [`UnpoolPlan::new`] (and the tensor functions) build one, and only after every shape and
+/// option check has passed; its fields cannot be changed afterwards. Backends also check that the
+/// tensors they receive are the ones the plan was made for before touching memory, so a plan
+/// cannot lead a kernel outside its buffers.
 ///
 /// ```
-/// use burn_unpool::{MaxUnpoolOptions, checks};
+/// use burn_unpool::{MaxUnpoolOptions, UnpoolPlan};
 ///
-/// let plan = checks::plan(&[2, 3, 22, 30], &[2, 3, 22, 30], &MaxUnpoolOptions::new([2, 2]).with_output_size([45, 60])).unwrap();
-/// assert_eq!(plan.output_shape, [2, 3, 45, 60]);
+/// let options = MaxUnpoolOptions::new([2, 2]).with_output_size([45, 60]);
+/// let plan = UnpoolPlan::new(&[2, 3, 22, 30], &[2, 3, 22, 30], &options).unwrap();
+/// assert_eq!(plan.output_shape(), [2, 3, 45, 60]);
 /// assert_eq!((plan.planes(), plan.input_plane_len(), plan.output_plane_len()), (6, 660, 2700));
 /// assert_eq!(plan.index_range_end(), 2700);
+///
+/// // One pooled value from a 2-wide input (kernel 2, stride 3, padding 1): the default size,
+/// // (1 - 1) * 3 - 2 + 2 = 0, is refused; the pool's input size is not.
+/// let pool = MaxUnpoolOptions::new([2]).with_stride([3]).with_padding([1]);
+/// assert!(UnpoolPlan::new(&[1, 1, 1], &[1, 1, 1], &pool).is_err());
+/// let plan = UnpoolPlan::new(&[1, 1, 1], &[1, 1, 1], &pool.with_output_size([2])).unwrap();
+/// assert_eq!(plan.output_shape(), [1, 1, 2]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct UnpoolPlan {
-    /// `[N, C, D1..Dk]`: the shape of `x` and of the indices.
-    pub input_shape: Vec<usize>,
-    /// `[N, C, O1..Ok]`: the shape of the output.
-    pub output_shape: Vec<usize>,
-    /// `[S1..Sk]`: the plane shape in whose row-major order the indices are read.
-    ///
-    /// Equal to the output's spatial shape, except under the ONNX reference rule for an explicit
-    /// `output_shape`, where indices are read in the inferred shape and that block is placed at
-    /// the origin of the larger output.
-    pub index_plane: Vec<usize>,
-    /// How the indices address the output.
-    pub layout: IndexLayout,
+    input_shape: Vec<usize>,
+    output_shape: Vec<usize>,
+    index_plane: Vec<usize>,
+    layout: IndexLayout,
+    reports_invalid_indices: bool,
 }
 
 impl UnpoolPlan {
+    /// Checks the shapes of `x` and its indices against `options` and describes the unpooling.
+    ///
+    /// Index *values* are not read here: the tensor functions check them when they run.
+    pub fn new<const D: usize>(
+        x_shape: &[usize],
+        indices_shape: &[usize],
+        options: &MaxUnpoolOptions<D>,
+    ) -> Result<Self, UnpoolError> {
+        options.request().plan(x_shape, indices_shape)
+    }
+
+    /// `[N, C, D1..Dk]`: the shape of `x` and of the indices.
+    pub fn input_shape(&self) -> &[usize] {
+        &self.input_shape
+    }
+
+    /// `[N, C, O1..Ok]`: the shape of the output.
+    pub fn output_shape(&self) -> &[usize] {
+        &self.output_shape
+    }
+
+    /// `[S1..Sk]`: the plane shape in whose row-major order the indices are read.
+    ///
+    /// The output's spatial shape, except under the ONNX reference rule for an `output_shape`
+    /// larger than the inferred shape: there the indices are read in the inferred shape and that
+    /// block sits at the origin of the output.
+    pub fn index_plane(&self) -> &[usize] {
+        &self.index_plane
+    }
+
+    /// How the indices address the output.
+    pub fn layout(&self) -> IndexLayout {
+        self.layout
+    }
+
+    /// Whether an index outside its range must be reported (a panic naming it) rather than
+    /// skipped. Either way it is never written.
+    pub fn reports_invalid_indices(&self) -> bool {
+        self.reports_invalid_indices
+    }
+
     /// `N * C`: the number of independent planes.
     pub fn planes(&self) -> usize {
         self.input_shape[0] * self.input_shape[1]
@@ -68,5 +115,156 @@ impl UnpoolPlan {
     /// Elements of the whole output.
     pub fn output_len(&self) -> usize {
         self.output_shape.iter().product()
+    }
+
+    /// Whether indices are read in the output plane itself (every case but the ONNX reference
+    /// rule with a larger `output_shape`).
+    pub(crate) fn indices_address_output_plane(&self) -> bool {
+        self.index_plane == self.output_shape[2..]
+    }
+
+    /// The same plan, for indices the caller vouches for: one out of range is skipped.
+    pub(crate) fn skipping_invalid_indices(mut self) -> Self {
+        self.reports_invalid_indices = false;
+        self
+    }
+
+    /// The error for the element at flat position `element` of the indices, holding `value`.
+    pub(crate) fn index_error(&self, element: usize, value: i64) -> UnpoolError {
+        let mut position = vec![0; self.input_shape.len()];
+        let mut rest = element;
+        for (p, &dim) in position.iter_mut().zip(&self.input_shape).rev() {
+            *p = rest % dim;
+            rest /= dim;
+        }
+        UnpoolError::IndexOutOfRange {
+            position,
+            value,
+            layout: self.layout,
+            range_end: self.index_range_end(),
+            output: self.output_shape.clone(),
+        }
+    }
+
+    /// Panics unless `input` (`x`, or for the backward the output gradient) and `indices` have
+    /// the shapes this plan was made for. Backends call it before they touch any memory.
+    #[track_caller]
+    pub(crate) fn assert_inputs(
+        &self,
+        op: &str,
+        input: &[usize],
+        indices: &[usize],
+        direction: Direction,
+    ) {
+        let (name, expected) = match direction {
+            Direction::Forward => ("x", &self.input_shape),
+            Direction::Backward => ("the output gradient", &self.output_shape),
+        };
+        assert!(
+            input == expected.as_slice() && indices == self.input_shape.as_slice(),
+            "UnpoolBackend::{op}: the plan was made for {name} of shape {expected:?} and indices of \
+             shape {:?}, got {name} {input:?} and indices {indices:?}",
+            self.input_shape
+        );
+    }
+}
+
+impl UnpoolPlan {
+    /// Panics unless `indices` has the shape this plan was made for.
+    #[track_caller]
+    pub(crate) fn assert_indices(&self, op: &str, indices: &[usize]) {
+        assert!(
+            indices == self.input_shape.as_slice(),
+            "UnpoolBackend::{op}: the plan was made for indices of shape {:?}, got {indices:?}",
+            self.input_shape
+        );
+    }
+}
+
+/// Which tensor a backend op receives beside the indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// `x`, of the input shape.
+    Forward,
+    /// The output gradient, of the output shape.
+    Backward,
+}
+
+/// Where the indices are read: in the output plane, or (the ONNX reference rule) in the
+/// inferred plane placed at the output's origin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndexPlane {
+    Output,
+    Inferred,
+}
+
+/// What a plan is built from, for any rank: the options of `max_unpool`, or ONNX attributes.
+#[derive(Clone, Debug)]
+pub(crate) struct Request {
+    pub geometry: PoolGeometry,
+    pub output_size: Option<RequestedSize>,
+    pub layout: IndexLayout,
+    pub index_plane: IndexPlane,
+}
+
+impl Request {
+    /// Runs every shape and option check and resolves the output shape and index plane.
+    pub(crate) fn plan(
+        &self,
+        x_shape: &[usize],
+        indices_shape: &[usize],
+    ) -> Result<UnpoolPlan, UnpoolError> {
+        checks::rank(x_shape, self.geometry.dims())?;
+        checks::same_shape(x_shape, indices_shape)?;
+        checks::geometry(&self.geometry)?;
+        // An explicit output size only has to hold the indices: the default may be empty then.
+        let inferred = checks::default_output(&self.geometry, x_shape);
+        let output_spatial = match &self.output_size {
+            None => inferred.clone()?,
+            Some(RequestedSize::Spatial(spatial)) => spatial.clone(),
+            Some(RequestedSize::Full(full)) => {
+                checks::full_output_size(full, x_shape)?;
+                full[2..].to_vec()
+            }
+        };
+        let index_plane = match self.index_plane {
+            IndexPlane::Output => output_spatial.clone(),
+            IndexPlane::Inferred => inferred?,
+        };
+        let output_shape: Vec<usize> = x_shape[..2].iter().copied().chain(output_spatial).collect();
+        checks::output_holds_index_plane(x_shape, &output_shape, &index_plane)?;
+        Ok(UnpoolPlan {
+            input_shape: x_shape.to_vec(),
+            output_shape,
+            index_plane,
+            layout: self.layout,
+            reports_invalid_indices: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_errors_name_the_position_and_range() {
+        let plan = UnpoolPlan::new(&[1, 2, 2], &[1, 2, 2], &MaxUnpoolOptions::new([2])).unwrap();
+        let message = plan.index_error(3, 9).to_string();
+        assert!(
+            message.contains("index 9 at position [0, 1, 1]"),
+            "{message}"
+        );
+        assert!(message.contains("[0, 4)"), "{message}");
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "the plan was made for x of shape [1, 1, 2] and indices of shape \
+                               [1, 1, 2], got x [1, 1, 4] and indices [1, 1, 2]"
+    )]
+    fn a_mismatched_input_is_refused() {
+        let plan = UnpoolPlan::new(&[1, 1, 2], &[1, 1, 2], &MaxUnpoolOptions::new([2])).unwrap();
+        plan.assert_inputs("max_unpool", &[1, 1, 4], &[1, 1, 2], Direction::Forward);
     }
 }

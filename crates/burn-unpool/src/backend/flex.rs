@@ -2,42 +2,36 @@
 
 use burn::backend::Flex;
 use burn::backend::flex::FlexTensor;
-use burn::tensor::TensorData;
 
-use super::{UnpoolBackend, with_element_types};
+use super::{HostBackend, HostView, UnpoolBackend};
 use crate::UnpoolPlan;
-use crate::checks::or_panic;
-use crate::kernel::{unpool_backward, unpool_forward};
+use crate::kernel::host::HostTensor;
+
+const FLEX: HostBackend<FlexTensor> = HostBackend {
+    view,
+    wrap: FlexTensor::from_data,
+};
 
 impl UnpoolBackend for Flex {
     fn max_unpool(x: FlexTensor, indices: FlexTensor, plan: UnpoolPlan) -> FlexTensor {
-        let (x, indices) = (contiguous(x), contiguous(indices));
-        with_element_types!(x.dtype(), indices.dtype(), |E, I| {
-            let out = unpool_forward::<E, I>(slice(&x), slice(&indices), &plan);
-            FlexTensor::from_data(TensorData::new(or_panic(out), plan.output_shape.clone()))
-        })
+        FLEX.forward(x, indices, plan)
     }
 
     fn max_unpool_backward(grad: FlexTensor, indices: FlexTensor, plan: UnpoolPlan) -> FlexTensor {
-        let (grad, indices) = (contiguous(grad), contiguous(indices));
-        with_element_types!(grad.dtype(), indices.dtype(), |E, I| {
-            let dx = unpool_backward::<E, I>(slice(&grad), slice(&indices), &plan);
-            FlexTensor::from_data(TensorData::new(or_panic(dx), plan.input_shape.clone()))
-        })
+        FLEX.backward(grad, indices, plan)
     }
 }
 
-/// The tensor itself when it is a row-major view, else a row-major copy.
-fn contiguous(tensor: FlexTensor) -> FlexTensor {
-    if tensor.layout().contiguous_offsets().is_some() {
-        tensor
-    } else {
-        tensor.to_contiguous()
+/// The tensor's own bytes when it is a row-major view, else a row-major copy.
+fn view(tensor: &FlexTensor) -> HostView<'_> {
+    match tensor.layout().contiguous_offsets() {
+        Some((start, end)) => {
+            let size = tensor.dtype().size();
+            HostView::Borrowed(HostTensor {
+                bytes: &tensor.bytes()[start * size..end * size],
+                dtype: tensor.dtype(),
+            })
+        }
+        None => HostView::Copied(tensor.to_contiguous().into_data()),
     }
-}
-
-fn slice<E: burn::tensor::Element + bytemuck::Pod>(tensor: &FlexTensor) -> &[E] {
-    tensor
-        .as_slice::<E>()
-        .expect("a contiguous tensor of its own dtype")
 }

@@ -1,51 +1,25 @@
-//! NdArray: the CPU kernels on NdArray's arrays, borrowing them when they are in standard layout.
+//! NdArray: the CPU kernels on NdArray's arrays, borrowed when they are in standard layout.
 //!
 //! Burn 0.22 deprecates NdArray in favour of Flex but still ships it; it is supported until Burn
 //! removes it.
 #![allow(deprecated)]
 
+use burn::backend::NdArray;
 use burn::backend::ndarray::NdArrayTensor;
-use burn::backend::{NdArray, TensorMetadata};
-use burn::tensor::TensorData;
+use burn::tensor::{DType, TensorData};
 
-use super::UnpoolBackend;
+use super::{HostBackend, HostView, UnpoolBackend};
 use crate::UnpoolPlan;
-use crate::checks::or_panic;
-use crate::kernel::{unpool_backward, unpool_forward};
+use crate::kernel::host::HostTensor;
 
-/// Matches the (values, indices) variants NdArray has (f32/f64 with i32/i64) and runs `$kernel`
-/// on their row-major slices, wrapping the result in a tensor of shape `$shape`.
-macro_rules! run_kernel {
-    ($values:expr, $indices:expr, $kernel:ident, $plan:expr, $shape:expr) => {{
-        macro_rules! arm {
-            ($v:ident, $i:ident) => {{
-                let (values, indices) = ($v.view(), $i.view());
-                let (values, indices) = (values.as_standard_layout(), indices.as_standard_layout());
-                let result = $kernel(
-                    values.as_slice().expect("standard layout"),
-                    indices.as_slice().expect("standard layout"),
-                    $plan,
-                );
-                NdArrayTensor::from_data(TensorData::new(or_panic(result), $shape))
-            }};
-        }
-        match (&$values, &$indices) {
-            (NdArrayTensor::F32(v), NdArrayTensor::I32(i)) => arm!(v, i),
-            (NdArrayTensor::F32(v), NdArrayTensor::I64(i)) => arm!(v, i),
-            (NdArrayTensor::F64(v), NdArrayTensor::I32(i)) => arm!(v, i),
-            (NdArrayTensor::F64(v), NdArrayTensor::I64(i)) => arm!(v, i),
-            (values, indices) => panic!(
-                "max_unpool: unsupported element types on NdArray: values {:?} (f32 or f64) with indices {:?} (i32 or i64)",
-                values.dtype(),
-                indices.dtype()
-            ),
-        }
-    }};
-}
+const NDARRAY: HostBackend<NdArrayTensor> = HostBackend {
+    view,
+    wrap: NdArrayTensor::from_data,
+};
 
 impl UnpoolBackend for NdArray {
     fn max_unpool(x: NdArrayTensor, indices: NdArrayTensor, plan: UnpoolPlan) -> NdArrayTensor {
-        run_kernel!(x, indices, unpool_forward, &plan, plan.output_shape.clone())
+        NDARRAY.forward(x, indices, plan)
     }
 
     fn max_unpool_backward(
@@ -53,12 +27,31 @@ impl UnpoolBackend for NdArray {
         indices: NdArrayTensor,
         plan: UnpoolPlan,
     ) -> NdArrayTensor {
-        run_kernel!(
-            grad,
-            indices,
-            unpool_backward,
-            &plan,
-            plan.input_shape.clone()
-        )
+        NDARRAY.backward(grad, indices, plan)
     }
+}
+
+/// The array's own elements when it is in standard layout, else a row-major copy.
+fn view(tensor: &NdArrayTensor) -> HostView<'_> {
+    macro_rules! view {
+        ($($variant:ident),*) => {
+            match tensor {
+                $(NdArrayTensor::$variant(storage) => {
+                    let view = storage.view();
+                    match view.to_slice() {
+                        Some(slice) => HostView::Borrowed(HostTensor {
+                            bytes: bytemuck::cast_slice(slice),
+                            dtype: DType::$variant,
+                        }),
+                        None => HostView::Copied(TensorData::new(
+                            view.iter().copied().collect::<Vec<_>>(),
+                            view.shape().to_vec(),
+                        )),
+                    }
+                })*
+                NdArrayTensor::Bool(_) => panic!("max_unpool: bool tensors cannot be unpooled"),
+            }
+        };
+    }
+    view!(F64, F32, I64, I32, I16, I8, U64, U32, U16, U8)
 }

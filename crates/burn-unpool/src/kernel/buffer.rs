@@ -15,12 +15,7 @@ const HUGE_PAGE_THRESHOLD: usize = 32 << 20;
 /// for a 44 MB output that is ~11k faults of 4 KiB; asking for huge pages (`madvise`, honoured
 /// when transparent huge pages are in `madvise` or `always` mode) makes it ~22: SegNet s1's
 /// forward took 23 ms without the advice and 16 ms with it, in one run.
-///
-/// ```
-/// let buffer = burn_unpool::kernel::zeroed_buffer::<f32>(1 << 24);
-/// assert!(buffer.iter().all(|&v| v == 0.0));
-/// ```
-pub fn zeroed_buffer<T: Zeroable>(len: usize) -> Vec<T> {
+pub(crate) fn zeroed_buffer<T: Zeroable>(len: usize) -> Vec<T> {
     let buffer: Vec<T> = bytemuck::allocation::zeroed_vec(len);
     let bytes = len * core::mem::size_of::<T>();
     if bytes >= HUGE_PAGE_THRESHOLD {

@@ -4,41 +4,31 @@
 //! written by one thread in row-major order of `x`, which makes "last write wins" deterministic
 //! for any thread count. Global (ONNX) indices that point into another plane cannot be split that
 //! way; they are detected and the tensor is then processed as one chunk, in order.
-//!
-//! The kernels work on plain slices, so they can be used without tensors:
-//!
-//! ```
-//! use burn_unpool::{MaxUnpoolOptions, checks, kernel};
-//!
-//! // One plane of 2 values unpooled into 4 positions; the second index repeats the first.
-//! let plan = checks::plan(&[1, 1, 2], &[1, 1, 2], &MaxUnpoolOptions::new([2])).unwrap();
-//! let out = kernel::unpool_forward(&[5.0f32, 6.0], &[3i64, 3], &plan).unwrap();
-//! assert_eq!(out, [0.0, 0.0, 0.0, 6.0]);
-//! let dx = kernel::unpool_backward(&[1.0f32, 2.0, 3.0, 4.0], &[3i64, 3], &plan).unwrap();
-//! assert_eq!(dx, [0.0, 4.0]);
-//! assert_eq!(kernel::winners(&[3i64, 3], &plan).unwrap(), [(1, 3)]);
-//! ```
 
 mod buffer;
+mod gather;
+pub(crate) mod host;
 mod placement;
+mod scan;
 mod scatter;
 mod winners;
 
-pub use buffer::zeroed_buffer;
+pub(crate) use gather::unpool_backward;
 pub(crate) use placement::Placement;
-pub use scatter::{unpool_forward, unpool_forward_into};
-pub use winners::{unpool_backward, winners};
+pub(crate) use scan::first_invalid_index;
+pub(crate) use scatter::{unpool_forward, unpool_forward_into};
+pub(crate) use winners::winners;
 
 use core::ops::Range;
 
 use bytemuck::Zeroable;
 use rayon::prelude::*;
 
-use crate::checks::{UnpoolError, index_error};
+use crate::error::UnpoolError;
 use crate::{IndexLayout, UnpoolPlan};
 
 /// An index element type: a signed integer the kernels read as `i64`.
-pub trait IndexValue: Copy + Send + Sync + 'static {
+pub(crate) trait IndexValue: Copy + Send + Sync + 'static {
     /// The value, widened without loss.
     fn to_i64(self) -> i64;
 }
@@ -66,28 +56,48 @@ pub(crate) struct BadIndex {
     pub value: i64,
 }
 
-/// The valid index values of one chunk: `[base, base + len)`, read relative to `base`.
+/// Where an index of a chunk lands, seen from that chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Landing {
+    /// Inside the chunk, at this position relative to its start.
+    At(usize),
+    /// Out of range, in a plan whose invalid indices are skipped: nowhere.
+    Skipped,
+    /// Outside the chunk: out of range, or a global index into another plane.
+    Outside,
+}
+
+/// The index values a chunk addresses: `[base, base + len)`, read relative to `base`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct IndexWindow {
     /// The value that maps to the chunk's first position.
     pub base: i64,
-    /// The number of valid values.
+    /// The number of values the chunk addresses.
     pub len: usize,
+    /// When invalid indices are skipped, the end of the valid range `[0, end)`.
+    pub skip_outside: Option<usize>,
 }
 
 impl IndexWindow {
-    /// The index relative to the chunk, or `None` when it lies outside it.
+    /// Where `value` lands.
     #[inline(always)]
-    pub(crate) fn relative(&self, value: i64) -> Option<usize> {
+    pub(crate) fn land(&self, value: i64) -> Landing {
         let rel = value.wrapping_sub(self.base);
-        (rel >= 0 && (rel as u64) < self.len as u64).then_some(rel as usize)
+        if rel >= 0 && (rel as u64) < self.len as u64 {
+            return Landing::At(rel as usize);
+        }
+        match self.skip_outside {
+            Some(end) if value < 0 || value as u64 >= end as u64 => Landing::Skipped,
+            _ => Landing::Outside,
+        }
     }
 }
 
 /// Runs `chunk` over every `(n, c)` plane in parallel, or once over all planes when global indices
 /// cross planes. `out` is split into pieces of `out_plane_len` elements per plane.
 ///
-/// `chunk(planes, out, window)` processes the planes in `planes`, writing into `out`.
+/// `chunk(planes, out, window)` processes the planes in `planes`, writing into `out`, and reports
+/// the first index that lands outside its window.
 pub(crate) fn for_each_chunk<T, F>(
     plan: &UnpoolPlan,
     out: &mut [T],
@@ -98,27 +108,25 @@ where
     T: Zeroable + Copy + Send,
     F: Fn(Range<usize>, &mut [T], IndexWindow) -> Result<(), BadIndex> + Sync,
 {
-    let planes = plan.planes();
-    let in_plane = plan.input_plane_len();
     if plan.input_len() == 0 || out_plane_len == 0 {
         return Ok(());
     }
+    let (planes, in_plane) = (plan.planes(), plan.input_plane_len());
     let index_plane = plan.index_plane_len();
-    let base_of = |p: usize| match plan.layout {
-        IndexLayout::PerPlane => 0,
-        IndexLayout::Global => (p * index_plane) as i64,
+    let skip_outside = (!plan.reports_invalid_indices()).then(|| plan.index_range_end());
+    let window_of = |p: usize| IndexWindow {
+        base: match plan.layout() {
+            IndexLayout::PerPlane => 0,
+            IndexLayout::Global => (p * index_plane) as i64,
+        },
+        len: index_plane,
+        skip_outside,
     };
 
     let first_error = out
         .par_chunks_mut(out_plane_len)
         .enumerate()
-        .map(|(p, out)| {
-            let window = IndexWindow {
-                base: base_of(p),
-                len: index_plane,
-            };
-            chunk(p..p + 1, out, window).map_err(|bad| (p, bad))
-        })
+        .map(|(p, out)| chunk(p..p + 1, out, window_of(p)).map_err(|bad| (p, bad)))
         .filter_map(Result::err)
         .min_by_key(|(p, _)| *p);
 
@@ -128,12 +136,42 @@ where
     let whole = IndexWindow {
         base: 0,
         len: planes * index_plane,
+        skip_outside,
     };
-    if plan.layout == IndexLayout::Global && whole.relative(bad.value).is_some() {
+    if plan.layout() == IndexLayout::Global && matches!(whole.land(bad.value), Landing::At(_)) {
         // A valid global index into another plane: redo everything as one chunk, in order.
         out.fill(T::zeroed());
         return chunk(0..planes, out, whole)
-            .map_err(|bad| index_error(plan, bad.element, bad.value));
+            .map_err(|bad| plan.index_error(bad.element, bad.value));
     }
-    Err(index_error(plan, p * in_plane + bad.element, bad.value))
+    Err(plan.index_error(p * in_plane + bad.element, bad.value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MaxUnpoolOptions;
+
+    #[test]
+    fn duplicates_keep_the_last_write_and_its_gradient() {
+        // One plane of 2 values unpooled into 4 positions; the second index repeats the first.
+        let plan = UnpoolPlan::new(&[1, 1, 2], &[1, 1, 2], &MaxUnpoolOptions::new([2])).unwrap();
+        let out = unpool_forward(&[5.0f32, 6.0], &[3i64, 3], &plan).unwrap();
+        assert_eq!(out, [0.0, 0.0, 0.0, 6.0]);
+        let dx = unpool_backward(&[1.0f32, 2.0, 3.0, 4.0], &[3i64, 3], &plan).unwrap();
+        assert_eq!(dx, [0.0, 4.0]);
+        assert_eq!(winners(&[3i64, 3], &plan).unwrap(), [(1, 3)]);
+    }
+
+    #[test]
+    fn a_skipping_plan_drops_out_of_range_indices_only() {
+        let options = MaxUnpoolOptions::new([2]).with_index_layout(IndexLayout::Global);
+        let plan = UnpoolPlan::new(&[1, 2, 2], &[1, 2, 2], &options).unwrap();
+        // Element 1 points into the other plane (valid), element 2 past the tensor (skipped).
+        let indices = [0i64, 5, 8, -1];
+        let x = [1.0f32, 2.0, 3.0, 4.0];
+        assert!(unpool_forward(&x, &indices, &plan).is_err());
+        let out = unpool_forward(&x, &indices, &plan.skipping_invalid_indices()).unwrap();
+        assert_eq!(out, [1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
+    }
 }

@@ -28,16 +28,16 @@ pub(crate) enum Placement {
 impl Placement {
     /// The placement of `plan`.
     pub(crate) fn of(plan: &UnpoolPlan) -> Self {
-        let output_plane = &plan.output_shape[2..];
-        if plan.index_plane == output_plane {
+        if plan.indices_address_output_plane() {
             return Self::Identity;
         }
+        let output_plane = &plan.output_shape()[2..];
         let mut output_strides = vec![1; output_plane.len()];
         for axis in (0..output_plane.len().saturating_sub(1)).rev() {
             output_strides[axis] = output_strides[axis + 1] * output_plane[axis + 1];
         }
         Self::Embed {
-            index_plane: plan.index_plane.clone(),
+            index_plane: plan.index_plane().to_vec(),
             output_strides,
             index_plane_len: plan.index_plane_len(),
             output_plane_len: plan.output_plane_len(),
@@ -70,18 +70,16 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::Placement;
-    use crate::{IndexLayout, UnpoolPlan};
+    use crate::onnx::MaxUnpoolAttributes;
 
     #[test]
     fn embeds_a_4x4_block_in_a_5x5_plane() {
         // The ONNX `with_output_shape` example: indices 5, 7, 13, 15 of a 4x4 plane land at
         // (1,1), (1,3), (3,1), (3,3) of the 5x5 output: offsets 6, 8, 16, 18.
-        let plan = UnpoolPlan {
-            input_shape: vec![1, 1, 2, 2],
-            output_shape: vec![1, 1, 5, 5],
-            index_plane: vec![4, 4],
-            layout: IndexLayout::Global,
-        };
+        let attributes = MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]);
+        let plan = attributes
+            .plan(&[1, 1, 2, 2], &[1, 1, 2, 2], Some(&[1, 1, 5, 5]))
+            .unwrap();
         let placement = Placement::of(&plan);
         let placed: Vec<usize> = [5, 7, 13, 15].map(|i| placement.place(i)).to_vec();
         assert_eq!(placed, [6, 8, 16, 18]);

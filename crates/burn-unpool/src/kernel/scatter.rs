@@ -2,12 +2,13 @@
 
 use bytemuck::Zeroable;
 
-use super::{BadIndex, IndexValue, IndexWindow, Placement, for_each_chunk, zeroed_buffer};
+use super::buffer::zeroed_buffer;
+use super::{BadIndex, IndexValue, IndexWindow, Landing, Placement, for_each_chunk};
 use crate::UnpoolPlan;
-use crate::checks::UnpoolError;
+use crate::error::UnpoolError;
 
-/// The unpooled output of `x` (row-major, `plan.output_shape`), in a fresh zeroed buffer.
-pub fn unpool_forward<E, I>(
+/// The unpooled output of `x` (row-major, `plan.output_shape()`), in a fresh zeroed buffer.
+pub(crate) fn unpool_forward<E, I>(
     x: &[E],
     indices: &[I],
     plan: &UnpoolPlan,
@@ -22,7 +23,7 @@ where
 }
 
 /// Unpools `x` into `out`, which must hold `plan.output_len()` zeros (for reusing a buffer).
-pub fn unpool_forward_into<E, I>(
+pub(crate) fn unpool_forward_into<E, I>(
     x: &[E],
     indices: &[I],
     plan: &UnpoolPlan,
@@ -33,21 +34,18 @@ where
     I: IndexValue,
 {
     assert_eq!(
-        out.len(),
-        plan.output_len(),
-        "unpool_forward_into: output buffer of the wrong length"
+        (x.len(), indices.len(), out.len()),
+        (plan.input_len(), plan.input_len(), plan.output_len()),
+        "unpool_forward_into: buffers of the wrong length for the plan"
     );
     let placement = Placement::of(plan);
     let in_plane = plan.input_plane_len();
     for_each_chunk(plan, out, plan.output_plane_len(), |planes, out, window| {
         let range = planes.start * in_plane..planes.end * in_plane;
+        let (x, indices) = (&x[range.clone()], &indices[range]);
         match &placement {
-            Placement::Identity => {
-                unpool_plane(&x[range.clone()], &indices[range], out, window, |i| i)
-            }
-            embed => unpool_plane(&x[range.clone()], &indices[range], out, window, |i| {
-                embed.place(i)
-            }),
+            Placement::Identity => unpool_plane(x, indices, out, window, |i| i),
+            embed => unpool_plane(x, indices, out, window, |i| embed.place(i)),
         }
     })
 }
@@ -63,13 +61,16 @@ fn unpool_plane<E: Copy, I: IndexValue>(
 ) -> Result<(), BadIndex> {
     for (element, (&value, &index)) in x.iter().zip(indices).enumerate() {
         let index = index.to_i64();
-        let Some(relative) = window.relative(index) else {
-            return Err(BadIndex {
-                element,
-                value: index,
-            });
-        };
-        out[place(relative)] = value;
+        match window.land(index) {
+            Landing::At(relative) => out[place(relative)] = value,
+            Landing::Skipped => {}
+            Landing::Outside => {
+                return Err(BadIndex {
+                    element,
+                    value: index,
+                });
+            }
+        }
     }
     Ok(())
 }

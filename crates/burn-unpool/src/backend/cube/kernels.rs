@@ -12,36 +12,48 @@
 
 use cubecl::prelude::*;
 
+/// How the indices address the output, as every kernel that reads them needs it.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct IndexGeometry {
+    /// Elements of `x` (and of the indices).
+    in_len: usize,
+    /// Elements of one input plane.
+    in_plane: usize,
+    /// Elements of one output plane.
+    out_plane: usize,
+    /// The exclusive upper bound of valid index values.
+    range_end: usize,
+    /// Elements of the output.
+    out_len: usize,
+    /// Two words per index (i64) rather than one (i32).
+    #[cube(comptime)]
+    wide: bool,
+    /// Indices address the whole output rather than their own plane.
+    #[cube(comptime)]
+    global: bool,
+}
+
 /// Where the index of element `p` lands in the output; `out_len` when it is out of range.
 ///
 /// Per-plane indices address their own plane (`plane(p) * out_plane + index`); global ones the
 /// whole output. Indices are read in the output plane itself (no ONNX embedding).
 #[cube]
-fn target(
-    indices: &Tensor<u32>,
-    p: usize,
-    in_plane: usize,
-    out_plane: usize,
-    range_end: usize,
-    out_len: usize,
-    #[comptime] wide: bool,
-    #[comptime] global: bool,
-) -> usize {
+fn target(indices: &Tensor<u32>, p: usize, geometry: &IndexGeometry) -> usize {
     // A negative i32 reads as a word of at least 2^31, above every valid i32 index; a negative
     // i64 has a non-zero high word.
     let mut word = p;
     let mut fits = true;
-    if wide {
+    if comptime![geometry.wide] {
         word = 2 * p;
         fits = indices[word + 1] == 0u32;
     }
     let value = usize::cast_from(indices[word]);
-    let mut landing = out_len;
-    if fits && value < range_end {
-        if global {
+    let mut landing = geometry.out_len;
+    if fits && value < geometry.range_end {
+        if comptime![geometry.global] {
             landing = value;
         } else {
-            landing = (p / in_plane) * out_plane + value;
+            landing = (p / geometry.in_plane) * geometry.out_plane + value;
         }
     }
     landing
@@ -52,22 +64,14 @@ fn target(
 pub(super) fn elect_winners(
     indices: &Tensor<u32>,
     winners: &mut Tensor<Atomic<u32>>,
-    in_len: usize,
-    in_plane: usize,
-    out_plane: usize,
-    range_end: usize,
-    out_len: usize,
-    #[comptime] wide: bool,
-    #[comptime] global: bool,
+    geometry: IndexGeometry,
 ) {
     let p = ABSOLUTE_POS;
-    if p >= in_len {
+    if p >= geometry.in_len {
         terminate!();
     }
-    let landing = target(
-        indices, p, in_plane, out_plane, range_end, out_len, wide, global,
-    );
-    if landing < out_len {
+    let landing = target(indices, p, &geometry);
+    if landing < geometry.out_len {
         winners[landing].fetch_max(u32::cast_from(p) + 1u32);
     }
 }
@@ -100,27 +104,19 @@ pub(super) fn winner_gradient<T: Numeric>(
     indices: &Tensor<u32>,
     winners: &Tensor<u32>,
     dx: &mut Tensor<T>,
-    in_len: usize,
-    in_plane: usize,
-    out_plane: usize,
-    range_end: usize,
-    out_len: usize,
-    #[comptime] wide: bool,
-    #[comptime] global: bool,
+    geometry: IndexGeometry,
     #[define(T)] _dtype: ElemType,
 ) {
     let p = ABSOLUTE_POS;
-    if p >= in_len {
+    if p >= geometry.in_len {
         terminate!();
     }
-    let landing = target(
-        indices, p, in_plane, out_plane, range_end, out_len, wide, global,
-    );
+    let landing = target(indices, p, &geometry);
     let mut value = T::from_int(0);
     // Nested, not `&&`: a kernel's `&&` need not short-circuit, and `winners[out_len]` is past
     // the end.
     #[allow(clippy::collapsible_if)]
-    if landing < out_len {
+    if landing < geometry.out_len {
         if winners[landing] == u32::cast_from(p) + 1u32 {
             value = grad[landing];
         }
@@ -133,22 +129,13 @@ pub(super) fn winner_gradient<T: Numeric>(
 pub(super) fn flag_invalid_indices(
     indices: &Tensor<u32>,
     flag: &mut Tensor<Atomic<u32>>,
-    in_len: usize,
-    in_plane: usize,
-    out_plane: usize,
-    range_end: usize,
-    out_len: usize,
-    #[comptime] wide: bool,
-    #[comptime] global: bool,
+    geometry: IndexGeometry,
 ) {
     let p = ABSOLUTE_POS;
-    if p >= in_len {
+    if p >= geometry.in_len {
         terminate!();
     }
-    let landing = target(
-        indices, p, in_plane, out_plane, range_end, out_len, wide, global,
-    );
-    if landing >= out_len {
+    if target(indices, p, &geometry) >= geometry.out_len {
         flag[0].fetch_max(1u32);
     }
 }

@@ -1,0 +1,154 @@
+//! The portable unpooling: a composition of Burn's own tensor ops that runs on any device.
+//!
+//! The winning writes are found on the host from the indices (they travel there), then the
+//! forward is a `select` of the winning values and a `select_assign` at their unique output
+//! positions: defined with duplicates, bit-exact, and differentiable through Burn's own autodiff
+//! (the gradient flows back to the winners only, as the contract asks). The tensor functions use
+//! it on devices of backends without kernels (LibTorch, Remote) and for the plans the GPU kernels
+//! do not address.
+
+use burn::tensor::{DType, IndexingUpdateOp, Int, Tensor, TensorData};
+
+use crate::UnpoolPlan;
+use crate::error::or_panic;
+use crate::kernel::host::{self, HostTensor};
+
+/// The forward of `plan`.
+pub(crate) fn max_unpool<const R: usize>(
+    x: Tensor<R>,
+    indices: Tensor<R, Int>,
+    plan: &UnpoolPlan,
+) -> Tensor<R> {
+    let out = Tensor::<1>::zeros([plan.output_len()], (&x.device(), x.dtype()));
+    let out = match winners(indices, plan) {
+        Some((sources, targets)) => {
+            let values = x.reshape([plan.input_len()]).select(0, sources);
+            out.select_assign(0, targets, values, IndexingUpdateOp::Assign)
+        }
+        None => out,
+    };
+    out.reshape(shape::<R>(plan.output_shape()))
+}
+
+/// The backward of `plan`: the output gradient at every winner's target, zero elsewhere.
+pub(crate) fn max_unpool_backward<const R: usize>(
+    grad: Tensor<R>,
+    indices: Tensor<R, Int>,
+    plan: &UnpoolPlan,
+) -> Tensor<R> {
+    let dx = Tensor::<1>::zeros([plan.input_len()], (&grad.device(), grad.dtype()));
+    let dx = match winners(indices, plan) {
+        Some((sources, targets)) => {
+            let values = grad.reshape([plan.output_len()]).select(0, targets);
+            dx.select_assign(0, sources, values, IndexingUpdateOp::Assign)
+        }
+        None => dx,
+    };
+    dx.reshape(shape::<R>(plan.input_shape()))
+}
+
+/// The winners' flat positions in `x` and in the output, as 1-d int tensors on the indices'
+/// device (i32 where every position fits); `None` when nothing is written.
+fn winners<const R: usize>(
+    indices: Tensor<R, Int>,
+    plan: &UnpoolPlan,
+) -> Option<(Tensor<1, Int>, Tensor<1, Int>)> {
+    let device = indices.device();
+    let data = indices.into_data();
+    let host = HostTensor {
+        bytes: data.as_bytes(),
+        dtype: data.dtype(),
+    };
+    let winners = or_panic(host::winners(host, plan));
+    if winners.is_empty() {
+        return None;
+    }
+    let fits_i32 = plan.output_len().max(plan.input_len()) <= i32::MAX as usize;
+    let dtype = if fits_i32 { DType::I32 } else { DType::I64 };
+    let tensor = |positions: Vec<i64>| {
+        let len = positions.len();
+        Tensor::<1, Int>::from_data(
+            TensorData::new(positions, [len]).convert_dtype(dtype),
+            (&device, dtype),
+        )
+    };
+    let (sources, targets) = winners
+        .into_iter()
+        .map(|(source, target)| (source as i64, target as i64))
+        .unzip();
+    Some((tensor(sources), tensor(targets)))
+}
+
+fn shape<const R: usize>(dims: &[usize]) -> [usize; R] {
+    dims.try_into()
+        .expect("a plan's shapes have the tensor's rank")
+}
+
+#[cfg(test)]
+mod tests {
+    //! The composition is what devices without kernels run; check it against the CPU kernels,
+    //! duplicates and cross-plane global indices included, by running it on Flex.
+
+    use burn::tensor::{Device, Int, Tensor, TensorData};
+
+    use crate::{IndexLayout, MaxUnpoolOptions, UnpoolPlan, kernel};
+
+    fn plan(layout: IndexLayout) -> UnpoolPlan {
+        let options = MaxUnpoolOptions::new([2])
+            .with_output_size([5])
+            .with_index_layout(layout);
+        UnpoolPlan::new(&[2, 2, 3], &[2, 2, 3], &options).unwrap()
+    }
+
+    #[test]
+    fn matches_the_kernels_with_duplicates() {
+        let device = Device::flex();
+        let x: Vec<f32> = (1..=12).map(|v| v as f32).collect();
+        for (layout, indices) in [
+            (
+                IndexLayout::PerPlane,
+                vec![0i64, 0, 4, 3, 3, 3, 1, 2, 1, 4, 0, 4],
+            ),
+            // Global indices that cross planes: element 1 writes into plane 3.
+            (
+                IndexLayout::Global,
+                vec![0i64, 17, 4, 19, 5, 5, 12, 2, 11, 4, 19, 0],
+            ),
+        ] {
+            let plan = plan(layout);
+            let tensor = |values: Vec<f32>, shape: [usize; 3]| {
+                Tensor::<3>::from_data(TensorData::new(values, shape), &device)
+            };
+            let index_tensor =
+                Tensor::<3, Int>::from_data(TensorData::new(indices.clone(), [2, 2, 3]), &device);
+            let expected = kernel::unpool_forward(&x, &indices, &plan).unwrap();
+            let out = super::max_unpool(tensor(x.clone(), [2, 2, 3]), index_tensor.clone(), &plan);
+            assert_eq!(
+                out.into_data().try_into_vec::<f32>().unwrap(),
+                expected,
+                "{layout:?}"
+            );
+
+            let grad: Vec<f32> = (0..20).map(|v| v as f32 * 0.5).collect();
+            let expected = kernel::unpool_backward(&grad, &indices, &plan).unwrap();
+            let dx = super::max_unpool_backward(tensor(grad, [2, 2, 5]), index_tensor, &plan);
+            assert_eq!(
+                dx.into_data().try_into_vec::<f32>().unwrap(),
+                expected,
+                "{layout:?}"
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "index 7 at position [0, 1, 2] is out of range")]
+    fn reports_bad_indices_like_the_kernels() {
+        let device = Device::flex();
+        let indices = TensorData::new(vec![0i64, 1, 2, 0, 1, 7, 0, 0, 0, 0, 0, 0], [2, 2, 3]);
+        super::max_unpool(
+            Tensor::<3>::ones([2, 2, 3], &device),
+            Tensor::<3, Int>::from_data(indices, &device),
+            &plan(IndexLayout::PerPlane),
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! The crate's one error type: what was wrong with an unpooling, with the values involved.
+
+use core::fmt;
+
+use burn::tensor::DType;
+
+use crate::IndexLayout;
+
+/// Why an unpooling was refused. Its `Display` names the problem and the values involved.
+///
+/// The tensor functions panic with this message (Burn's style); [`UnpoolPlan::new`] returns it,
+/// so arguments can be validated without a panic, e.g. for a model read from a file.
+///
+/// ```
+/// use burn_unpool::{MaxUnpoolOptions, UnpoolError, UnpoolPlan};
+///
+/// let err = UnpoolPlan::new(&[1, 1, 4], &[1, 1, 5], &MaxUnpoolOptions::new([2])).unwrap_err();
+/// assert!(matches!(err, UnpoolError::ShapeMismatch { .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "max_unpool: x and indices must have the same shape, got x [1, 1, 4] and indices [1, 1, 5]"
+/// );
+/// ```
+///
+/// [`UnpoolPlan::new`]: crate::UnpoolPlan::new
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnpoolError {
+    /// `x` does not have rank `D + 2`.
+    Rank {
+        /// What had the wrong rank.
+        what: &'static str,
+        /// The rank required.
+        expected: usize,
+        /// The shape given.
+        shape: Vec<usize>,
+    },
+    /// `x` and `indices` have different shapes.
+    ShapeMismatch {
+        /// Shape of `x`.
+        x: Vec<usize>,
+        /// Shape of `indices`.
+        indices: Vec<usize>,
+    },
+    /// A kernel size, stride or dilation of zero.
+    ZeroParameter {
+        /// `kernel_size`, `stride` or `dilation`.
+        name: &'static str,
+        /// The values given.
+        values: Vec<usize>,
+    },
+    /// The padding leaves no room: the default output size of an axis is zero or negative.
+    NonPositiveOutput {
+        /// The spatial axis (0-based).
+        axis: usize,
+        /// Input size on that axis.
+        input: usize,
+        /// Kernel size on that axis.
+        kernel: usize,
+        /// Stride on that axis.
+        stride: usize,
+        /// Padding `(begin, end)` on that axis.
+        padding: (usize, usize),
+        /// Dilation on that axis.
+        dilation: usize,
+        /// The computed size.
+        size: i128,
+    },
+    /// The default output size of an axis is larger than any size (`usize::MAX`).
+    OutputSizeOverflow {
+        /// The spatial axis (0-based).
+        axis: usize,
+        /// The computed size (saturated at `i128::MAX`).
+        size: i128,
+    },
+    /// A full output size whose rank, batch or channel count does not fit `x`.
+    FullOutputSize {
+        /// The output size given.
+        output: Vec<usize>,
+        /// Shape of `x`.
+        x: Vec<usize>,
+    },
+    /// An output size with an empty axis, while `x` has values to place.
+    EmptyOutput {
+        /// The output shape.
+        output: Vec<usize>,
+    },
+    /// An explicit output shape smaller than the shape the indices are read in (ONNX reference rule).
+    OutputSmallerThanIndexPlane {
+        /// The output's spatial shape.
+        output: Vec<usize>,
+        /// The inferred shape the indices are read in.
+        index_plane: Vec<usize>,
+    },
+    /// `x` (or the output gradient) and the indices are on different devices.
+    Devices {
+        /// The device of the values, as Burn prints it.
+        values: String,
+        /// The device of the indices.
+        indices: String,
+    },
+    /// Values of a dtype the device does not support.
+    ValueDType {
+        /// The dtype given.
+        dtype: DType,
+        /// The device, as Burn prints it.
+        device: String,
+    },
+    /// Indices of a dtype that is not a 32- or 64-bit signed integer.
+    IndexDType {
+        /// The dtype given.
+        dtype: DType,
+    },
+    /// Indices of a dtype too narrow for the largest valid index.
+    IndexDTypeTooNarrow {
+        /// The dtype given.
+        dtype: DType,
+        /// The largest valid index.
+        max_index: usize,
+    },
+    /// An output gradient whose shape is not the output's.
+    GradientShape {
+        /// The output shape.
+        expected: Vec<usize>,
+        /// The gradient's shape.
+        got: Vec<usize>,
+    },
+    /// An ONNX attribute or input of the wrong length.
+    OnnxLength {
+        /// The attribute or input.
+        name: &'static str,
+        /// The length required.
+        expected: usize,
+        /// The values given.
+        values: Vec<usize>,
+    },
+    /// An index outside the valid range.
+    IndexOutOfRange {
+        /// Position of the element in `indices`, `[n, c, d1..dk]`.
+        position: Vec<usize>,
+        /// The index value.
+        value: i64,
+        /// The index layout.
+        layout: IndexLayout,
+        /// The exclusive upper bound of valid values.
+        range_end: usize,
+        /// The output shape.
+        output: Vec<usize>,
+    },
+}
+
+impl fmt::Display for UnpoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Rank {
+                what,
+                expected,
+                shape,
+            } => write!(
+                f,
+                "max_unpool: {what} must have rank {expected} ([N, C, spatial..]), got shape {shape:?} of rank {}",
+                shape.len()
+            ),
+            Self::ShapeMismatch { x, indices } => write!(
+                f,
+                "max_unpool: x and indices must have the same shape, got x {x:?} and indices {indices:?}"
+            ),
+            Self::ZeroParameter { name, values } => {
+                write!(
+                    f,
+                    "max_unpool: {name} must be non-zero on every axis, got {values:?}"
+                )
+            }
+            Self::NonPositiveOutput {
+                axis,
+                input,
+                kernel,
+                stride,
+                padding,
+                dilation,
+                size,
+            } => write!(
+                f,
+                "max_unpool: the padding leaves no output on spatial axis {axis}: (input {input} - 1) * stride {stride} \
+                 - padding ({} + {}) + dilation {dilation} * (kernel {kernel} - 1) + 1 = {size}",
+                padding.0, padding.1
+            ),
+            Self::OutputSizeOverflow { axis, size } => write!(
+                f,
+                "max_unpool: the default output size of spatial axis {axis} overflows: {size} is more \
+                 than usize::MAX"
+            ),
+            Self::FullOutputSize { output, x } => write!(
+                f,
+                "max_unpool: a full output size must be [N, C, spatial..] with N and C of x: got {output:?} for x of shape {x:?}"
+            ),
+            Self::EmptyOutput { output } => write!(
+                f,
+                "max_unpool: output shape {output:?} has an empty axis, so no index can be valid"
+            ),
+            Self::OutputSmallerThanIndexPlane {
+                output,
+                index_plane,
+            } => write!(
+                f,
+                "max_unpool: output_shape (spatial {output:?}) is smaller than the inferred shape {index_plane:?} \
+                 that the ONNX reference rule reads the indices in"
+            ),
+            Self::Devices { values, indices } => write!(
+                f,
+                "max_unpool: the values and the indices must be on one device, got values on \
+                 {values} and indices on {indices}"
+            ),
+            Self::ValueDType { dtype, device } => write!(
+                f,
+                "max_unpool: values of dtype {dtype:?} are not supported on device {device}"
+            ),
+            Self::IndexDType { dtype } => {
+                write!(f, "max_unpool: indices must be i32 or i64, got {dtype:?}")
+            }
+            Self::IndexDTypeTooNarrow { dtype, max_index } => write!(
+                f,
+                "max_unpool: indices of dtype {dtype:?} cannot hold the largest valid index {max_index}; use i64 indices"
+            ),
+            Self::GradientShape { expected, got } => write!(
+                f,
+                "max_unpool_backward: the output gradient must have the output's shape {expected:?}, got {got:?}"
+            ),
+            Self::OnnxLength {
+                name,
+                expected,
+                values,
+            } => write!(
+                f,
+                "MaxUnpool: `{name}` must have {expected} values, got {} ({values:?})",
+                values.len()
+            ),
+            Self::IndexOutOfRange {
+                position,
+                value,
+                layout,
+                range_end,
+                output,
+            } => {
+                let scope = match layout {
+                    IndexLayout::PerPlane => "per-plane",
+                    IndexLayout::Global => "global",
+                };
+                write!(
+                    f,
+                    "max_unpool: index {value} at position {position:?} is out of range: {scope} indices for output \
+                     shape {output:?} must lie in [0, {range_end})"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for UnpoolError {}
+
+/// Unwraps a check, panicking with its message: the tensor functions' error style.
+#[track_caller]
+pub(crate) fn or_panic<T>(result: Result<T, UnpoolError>) -> T {
+    result.unwrap_or_else(|err| panic!("{err}"))
+}

@@ -1,0 +1,208 @@
+//! ONNX semantics: global indices, `storage_order`, and the `MaxUnpool` operator itself.
+//!
+//! ONNX indices address the whole tensor (`[0, N*C*O1*..*Ok)`), while Burn's pooling yields
+//! per-plane ones; the converters move between the two. [`max_unpool_onnx`] is the entry point
+//! that imported ONNX models call.
+
+mod indices;
+
+use burn::tensor::{Int, Tensor};
+use burn_unpool_shape::onnx_pads_to_pairs;
+
+pub use burn_unpool_shape::OutputShapeRule;
+pub use indices::{column_major_to_row_major, global_to_per_plane, per_plane_to_global};
+
+use crate::IndexLayout;
+#[cfg(test)]
+use crate::UnpoolPlan;
+use crate::error::{UnpoolError, or_panic};
+use crate::functional::{plan_for, unpool};
+use crate::options::{PoolGeometry, RequestedSize};
+use crate::plan::{IndexPlane, Request};
+
+/// The attributes of an ONNX `MaxUnpool` node (opsets 9, 11, 22).
+///
+/// ```
+/// use burn_unpool::onnx::MaxUnpoolAttributes;
+///
+/// let attributes = MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]);
+/// assert_eq!(attributes.pads, None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaxUnpoolAttributes {
+    /// `kernel_shape` (required).
+    pub kernel_shape: Vec<usize>,
+    /// `strides`; ONNX defaults to 1 per axis.
+    pub strides: Option<Vec<usize>>,
+    /// `pads` as `[x1_begin, x2_begin.., x1_end, x2_end..]`; ONNX defaults to 0.
+    pub pads: Option<Vec<usize>>,
+    /// The placement rule for an `output_shape` input.
+    pub rule: OutputShapeRule,
+}
+
+impl MaxUnpoolAttributes {
+    /// Attributes with the given `kernel_shape` and ONNX's defaults for the rest.
+    pub fn new(kernel_shape: Vec<usize>) -> Self {
+        Self {
+            kernel_shape,
+            strides: None,
+            pads: None,
+            rule: OutputShapeRule::default(),
+        }
+    }
+
+    /// Sets `strides`.
+    pub fn with_strides(mut self, strides: Vec<usize>) -> Self {
+        self.strides = Some(strides);
+        self
+    }
+
+    /// Sets `pads`.
+    pub fn with_pads(mut self, pads: Vec<usize>) -> Self {
+        self.pads = Some(pads);
+        self
+    }
+
+    /// Sets the placement rule for `output_shape`.
+    pub fn with_rule(mut self, rule: OutputShapeRule) -> Self {
+        self.rule = rule;
+        self
+    }
+
+    /// Whether the two [`OutputShapeRule`]s place the indices differently for this input and
+    /// `output_shape`: exactly when its spatial part differs from the shape inferred from the
+    /// attributes, `(I - 1) * stride - (pad_begin + pad_end) + kernel` per axis.
+    ///
+    /// ```
+    /// use burn_unpool::onnx::MaxUnpoolAttributes;
+    ///
+    /// let attributes = MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]);
+    /// assert!(!attributes.rules_differ(&[1, 1, 2, 2], &[1, 1, 4, 4]).unwrap());
+    /// assert!(attributes.rules_differ(&[1, 1, 2, 2], &[1, 1, 5, 5]).unwrap());
+    /// ```
+    pub fn rules_differ(
+        &self,
+        x_shape: &[usize],
+        output_shape: &[usize],
+    ) -> Result<bool, UnpoolError> {
+        let inferred = self.request(None)?.plan(x_shape, x_shape)?;
+        Ok(output_shape.get(2..) != Some(&inferred.output_shape()[2..]))
+    }
+
+    /// The checked plan for `x_shape`, `indices_shape` and an optional `output_shape`.
+    #[cfg(test)]
+    pub(crate) fn plan(
+        &self,
+        x_shape: &[usize],
+        indices_shape: &[usize],
+        output_shape: Option<&[usize]>,
+    ) -> Result<UnpoolPlan, UnpoolError> {
+        self.request(output_shape)?.plan(x_shape, indices_shape)
+    }
+
+    /// The attributes as a plan request, after checking the lengths ONNX prescribes.
+    fn request(&self, output_shape: Option<&[usize]>) -> Result<Request, UnpoolError> {
+        let dims = self.kernel_shape.len();
+        let length = |name, values: Option<&[usize]>, expected: usize| match values {
+            Some(v) if v.len() != expected => Err(UnpoolError::OnnxLength {
+                name,
+                expected,
+                values: v.to_vec(),
+            }),
+            _ => Ok(()),
+        };
+        length("strides", self.strides.as_deref(), dims)?;
+        length("pads", self.pads.as_deref(), 2 * dims)?;
+        length("output_shape", output_shape, dims + 2)?;
+        let index_plane = match (output_shape, self.rule) {
+            (Some(_), OutputShapeRule::Reference) => IndexPlane::Inferred,
+            _ => IndexPlane::Output,
+        };
+        Ok(Request {
+            geometry: PoolGeometry {
+                kernel_size: self.kernel_shape.clone(),
+                stride: self.strides.clone().unwrap_or_else(|| vec![1; dims]),
+                padding: onnx_pads_to_pairs(self.pads.as_deref().unwrap_or(&vec![0; 2 * dims])),
+                dilation: vec![1; dims],
+            },
+            output_size: output_shape.map(|shape| RequestedSize::Full(shape.to_vec())),
+            layout: IndexLayout::Global,
+            index_plane,
+        })
+    }
+}
+
+/// ONNX `MaxUnpool`: unpools `x` with global indices, as ONNX defines it.
+///
+/// Without `output_shape` the output has the inferred shape. With it, the placement follows
+/// `attributes.rule` (the ONNX reference by default). Duplicates: last write wins.
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
+/// use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
+///
+/// // The ONNX operator doc's `with_output_shape` example.
+/// let device = Device::flex();
+/// let x = Tensor::<4>::from_floats([[[[5.0, 6.0], [7.0, 8.0]]]], &device);
+/// let indices = Tensor::<4, Int>::from_ints([[[[5, 7], [13, 15]]]], &device);
+/// let attributes = MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]);
+/// let y = max_unpool_onnx(x, indices, &attributes, Some(&[1, 1, 5, 5]));
+/// let expected = TensorData::from([[[
+///     [0.0f32, 0.0, 0.0, 0.0, 0.0],
+///     [0.0, 5.0, 0.0, 6.0, 0.0],
+///     [0.0, 0.0, 0.0, 0.0, 0.0],
+///     [0.0, 7.0, 0.0, 8.0, 0.0],
+///     [0.0, 0.0, 0.0, 0.0, 0.0],
+/// ]]]);
+/// y.into_data().assert_eq(&expected, false);
+/// ```
+///
+/// # Panics
+/// With a message naming the problem and the values for a malformed attribute, a wrong
+/// `output_shape`, or an index out of range.
+pub fn max_unpool_onnx<const R: usize>(
+    x: Tensor<R>,
+    indices: Tensor<R, Int>,
+    attributes: &MaxUnpoolAttributes,
+    output_shape: Option<&[usize]>,
+) -> Tensor<R> {
+    let request = or_panic(attributes.request(output_shape));
+    let plan = or_panic(plan_for(&x, &indices, request));
+    unpool(x, indices, plan)
+}
+
+/// [`max_unpool_onnx`] with `output_shape` given as a runtime int tensor (an ONNX graph input).
+///
+/// Reads the tensor's `R` values on the host to size the output.
+pub fn max_unpool_onnx_dynamic<const R: usize>(
+    x: Tensor<R>,
+    indices: Tensor<R, Int>,
+    attributes: &MaxUnpoolAttributes,
+    output_shape: Tensor<1, Int>,
+) -> Tensor<R> {
+    let shape = output_shape.into_data().convert::<i64>();
+    let shape: Vec<i64> = shape.try_to_vec::<i64>().expect("an int tensor");
+    max_unpool_onnx_i64(x, indices, attributes, &shape)
+}
+
+/// [`max_unpool_onnx`] with `output_shape` as ONNX int64 values, e.g. a shape computed in the
+/// graph.
+///
+/// # Panics
+/// As [`max_unpool_onnx`], and for a negative entry of `output_shape`.
+pub fn max_unpool_onnx_i64<const R: usize>(
+    x: Tensor<R>,
+    indices: Tensor<R, Int>,
+    attributes: &MaxUnpoolAttributes,
+    output_shape: &[i64],
+) -> Tensor<R> {
+    let shape: Vec<usize> = output_shape
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).unwrap_or_else(|_| {
+                panic!("MaxUnpool: output_shape has a negative entry: {output_shape:?}")
+            })
+        })
+        .collect();
+    max_unpool_onnx(x, indices, attributes, Some(&shape))
+}
