@@ -3,11 +3,12 @@
 
 use burn::nn::PaddingConfig2d;
 use burn::nn::pool::{MaxPool1dConfig, MaxPool2dConfig};
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{Int, Tensor, TensorData};
+use burn_unpool::IndexLayout;
 use burn_unpool::nn::{
     MaxPoolWithIndices, MaxUnpool1dConfig, MaxUnpool2dConfig, MaxUnpool3dConfig,
 };
-use burn_unpool_tests::{assert_bit_equal, devices};
+use burn_unpool_tests::{assert_bit_equal, devices, reference_forward, reference_targets};
 
 #[test]
 fn configs_round_trip_through_json() {
@@ -33,7 +34,7 @@ fn display_matches_burns_pool_style() {
     let unpool = MaxUnpool2dConfig::new([2, 2]).init();
     assert_eq!(
         unpool.to_string(),
-        "MaxUnpool2d {kernel_size: [2, 2], stride: [2, 2], padding: [(0, 0), (0, 0)], dilation: [1, 1]}"
+        "MaxUnpool2d {kernel_size: [2, 2], stride: [2, 2], padding: [(0, 0), (0, 0)], dilation: [1, 1], requires_output_size: false}"
     );
 }
 
@@ -70,27 +71,111 @@ fn pool_with_indices_then_unpool_restores_the_maxima() {
     }
 }
 
+/// The unpooling of `pooled` with its per-plane `indices` into `output` `[H, W]`, by the tests'
+/// own reference.
+fn reference_unpool(pooled: Tensor<4>, indices: Tensor<4, Int>, output: [usize; 2]) -> TensorData {
+    let [n, c, _, _] = pooled.dims();
+    let shape = [n, c, output[0], output[1]];
+    let targets = reference_targets(
+        &indices
+            .into_data()
+            .convert::<i64>()
+            .try_into_vec::<i64>()
+            .unwrap(),
+        &pooled.dims(),
+        &shape,
+        &output,
+        IndexLayout::PerPlane,
+    )
+    .expect("pool indices are in range");
+    let x = pooled
+        .into_data()
+        .convert::<f64>()
+        .try_into_vec::<f64>()
+        .unwrap();
+    let values = reference_forward(&x, &targets, shape.iter().product());
+    TensorData::new(
+        values.into_iter().map(|v| v as f32).collect::<Vec<_>>(),
+        shape,
+    )
+}
+
+fn ramp(device: &burn::tensor::Device, shape: [usize; 4]) -> Tensor<4> {
+    let len = shape.iter().product::<usize>();
+    let values: Vec<f32> = (0..len).map(|v| ((v * 37) % 101) as f32).collect();
+    Tensor::<4>::from_data(TensorData::new(values, shape), device)
+}
+
 #[test]
-fn same_padding_pool_is_inverted_with_the_input_size() {
+fn same_padding_pool_with_stride_is_inverted_with_the_input_size() {
+    let pool_config = MaxPool2dConfig::new([3, 3])
+        .with_strides([2, 2])
+        .with_padding(PaddingConfig2d::Same);
+    let unpool = MaxUnpool2dConfig::from(&pool_config).init();
+    assert!(
+        unpool.requires_output_size,
+        "Same with stride 2 hides the input size"
+    );
     for (name, device) in devices() {
-        let pool_config = MaxPool2dConfig::new([3, 3])
-            .with_strides([2, 2])
-            .with_padding(PaddingConfig2d::Same);
-        let image = Tensor::<4>::from_data(
-            TensorData::new((0..35).map(|v| v as f32).collect::<Vec<_>>(), [1, 1, 5, 7]),
-            &device,
-        );
-        let (pooled, indices) = pool_config.init().forward_with_indices(image);
+        let (pooled, indices) = pool_config
+            .init()
+            .forward_with_indices(ramp(&device, [1, 2, 5, 7]));
         assert_eq!(
             pooled.dims(),
-            [1, 1, 3, 4],
+            [1, 2, 3, 4],
             "{name}: Same keeps ceil(size / stride)"
         );
-        let restored = MaxUnpool2dConfig::from(&pool_config)
-            .init()
-            .forward_with_output_size(pooled.clone(), indices, [5, 7]);
-        // Every pooled value is a maximum put back at its own position, so the sum is preserved.
-        let sum = |t: Tensor<4>| t.sum().into_scalar::<f32>();
-        assert_eq!(sum(restored), sum(pooled), "{name}");
+        let expected = reference_unpool(pooled.clone(), indices.clone(), [5, 7]);
+        let restored = unpool.forward_with_output_size(pooled.clone(), indices.clone(), [5, 7]);
+        assert_bit_equal(&restored.into_data(), &expected, name);
+        let message = panic_message(|| drop(unpool.forward(pooled, indices)));
+        assert!(
+            message.contains("MaxUnpool2d::forward") && message.contains("[3, 4]"),
+            "{name}: {message}"
+        );
     }
+}
+
+#[test]
+fn same_padding_at_stride_1_and_ceil_mode_pools() {
+    // Stride 1: Same pads kernel - 1 in all whatever the size, so the default size is the input's.
+    let same = MaxPool2dConfig::new([3, 2])
+        .with_strides([1, 1])
+        .with_padding(PaddingConfig2d::Same);
+    let unpool = MaxUnpool2dConfig::from(&same);
+    assert_eq!(unpool.padding, [(1, 1), (0, 1)]);
+    assert!(!unpool.requires_output_size);
+    // ceil_mode: a 5-wide input and a 6-wide one pool to the same 3 columns.
+    let ceil = MaxPool2dConfig::new([2, 2]).with_ceil_mode(true);
+    assert!(MaxUnpool2dConfig::from(&ceil).requires_output_size);
+    let ceil_1d = MaxPool1dConfig::new(2).with_ceil_mode(true);
+    assert!(MaxUnpool1dConfig::from(&ceil_1d).requires_output_size);
+
+    for (name, device) in devices() {
+        let (pooled, indices) = same
+            .init()
+            .forward_with_indices(ramp(&device, [2, 1, 4, 5]));
+        let expected = reference_unpool(pooled.clone(), indices.clone(), [4, 5]);
+        let restored = unpool.init().forward(pooled, indices);
+        assert_bit_equal(&restored.into_data(), &expected, name);
+
+        let (pooled, indices) = ceil
+            .init()
+            .forward_with_indices(ramp(&device, [1, 3, 5, 5]));
+        let expected = reference_unpool(pooled.clone(), indices.clone(), [5, 5]);
+        let restored = MaxUnpool2dConfig::from(&ceil)
+            .init()
+            .forward_with_output_size(pooled, indices, [5, 5]);
+        assert_bit_equal(&restored.into_data(), &expected, name);
+    }
+}
+
+fn panic_message(f: impl FnOnce()) -> String {
+    let payload =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("the call must panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }

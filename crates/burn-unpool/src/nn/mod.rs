@@ -1,6 +1,7 @@
 //! Modules in the style of `burn::nn::pool`: `MaxUnpool{1,2,3}d` with their configs, and
 //! `forward_with_indices` for Burn's own max pool modules.
 
+mod padding;
 mod pool_with_indices;
 mod unpool;
 

@@ -2,11 +2,10 @@
 
 use burn::config::Config;
 use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
-use burn::nn::PaddingConfig1d;
-use burn::nn::PaddingConfig2d;
 use burn::nn::pool::{MaxPool1dConfig, MaxPool2dConfig};
 use burn::tensor::{Int, Tensor};
 
+use super::padding::PaddingPairs;
 use crate::{MaxUnpoolOptions, max_unpool};
 
 macro_rules! unpool_module {
@@ -31,6 +30,12 @@ macro_rules! unpool_module {
             /// The pool's dilation.
             #[config(default = $dilation)]
             pub dilation: [usize; $dims],
+            /// Whether `forward` must be told the output size: true for the inverse of a pool
+            /// whose input size does not follow from its output size (`ceil_mode`, or `Same`
+            /// padding with a stride above 1). `forward` then refuses, and
+            /// `forward_with_output_size` takes the pool's input size.
+            #[config(default = false)]
+            pub requires_output_size: bool,
         }
 
         #[doc = concat!("Applies ", stringify!($dims), "-d max unpooling with the indices of a max pool.")]
@@ -51,6 +56,8 @@ macro_rules! unpool_module {
             pub padding: [(usize, usize); $dims],
             /// The pool's dilation.
             pub dilation: [usize; $dims],
+            /// Whether `forward` must be told the output size.
+            pub requires_output_size: bool,
         }
 
         impl ModuleDisplay for $module {
@@ -66,6 +73,7 @@ macro_rules! unpool_module {
                     .add("stride", &format!("{:?}", self.stride))
                     .add("padding", &format!("{:?}", self.padding))
                     .add("dilation", &format!("{:?}", self.dilation))
+                    .add("requires_output_size", &self.requires_output_size)
                     .optional()
             }
         }
@@ -78,6 +86,7 @@ macro_rules! unpool_module {
                     stride: self.strides,
                     padding: self.padding,
                     dilation: self.dilation,
+                    requires_output_size: self.requires_output_size,
                 }
             }
         }
@@ -96,7 +105,19 @@ macro_rules! unpool_module {
             /// # Shapes
             /// - x, indices: `[batch_size, channels, spatial_in..]`
             /// - output: `[batch_size, channels, spatial_out..]`
+            ///
+            /// # Panics
+            /// As [`max_unpool`], and when the layer
+            #[doc = concat!("[requires the output size](", stringify!($config), "::requires_output_size).")]
             pub fn forward(&self, x: Tensor<$rank>, indices: Tensor<$rank, Int>) -> Tensor<$rank> {
+                assert!(
+                    !self.requires_output_size,
+                    "{}::forward: the pool this layer inverts (ceil_mode, or Same padding with a \
+                     stride above 1) does not determine its input size from its output size \
+                     {:?}; pass the pool's input size to forward_with_output_size",
+                    stringify!($module),
+                    &x.dims()[2..],
+                );
                 max_unpool(x, indices, self.options())
             }
 
@@ -124,7 +145,10 @@ let x = Tensor::<3>::from_floats([[[4.0, 8.0, 6.0]]], &device);
 let indices = Tensor::<3, Int>::from_ints([[[0, 3, 4]]], &device);
 assert_eq!(unpool.forward(x.clone(), indices.clone()).dims(), [1, 1, 6]);
 assert_eq!(unpool.forward_with_output_size(x, indices, [7]).dims(), [1, 1, 7]);
-assert_eq!(unpool.to_string(), "MaxUnpool1d {kernel_size: [2], stride: [2], padding: [(0, 0)], dilation: [1]}");
+assert_eq!(
+    unpool.to_string(),
+    "MaxUnpool1d {kernel_size: [2], stride: [2], padding: [(0, 0)], dilation: [1], requires_output_size: false}"
+);
 "#);
 
 unpool_module!(MaxUnpool2d, MaxUnpool2dConfig, 2, 4, defaults: ("[(0, 0); 2]", "[1; 2]"), example: r#"
@@ -153,32 +177,32 @@ let indices = Tensor::<5, Int>::zeros([2, 4, 3, 3, 3], &device);
 assert_eq!(unpool.forward(x, indices).dims(), [2, 4, 6, 6, 6]);
 "#);
 
-impl From<&MaxPool1dConfig> for MaxUnpool1dConfig {
-    /// The unpooling of a pool. `Same` padding depends on the pool's input size, which the config
-    /// does not know: it maps to no padding, so pass the size to `forward_with_output_size`.
-    fn from(pool: &MaxPool1dConfig) -> Self {
-        let padding = match pool.padding {
-            PaddingConfig1d::Explicit(begin, end) => (begin, end),
-            PaddingConfig1d::Valid | PaddingConfig1d::Same => (0, 0),
-        };
-        Self::new([pool.kernel_size])
-            .with_strides([pool.stride])
-            .with_padding([padding])
-            .with_dilation([pool.dilation])
-    }
+/// The unpooling of a pool config: its kernel, stride, padding and dilation. A pool whose
+/// input size does not follow from its output size (`ceil_mode`, or `Same` padding with a stride
+/// above 1) gives a config that [requires the output size](MaxUnpool2dConfig::requires_output_size).
+macro_rules! from_pool_config {
+    ($pool:ty => $unpool:ident, |$p:ident| ($kernel:expr, $stride:expr, $dilation:expr)) => {
+        impl From<&$pool> for $unpool {
+            fn from($p: &$pool) -> Self {
+                let (kernel, stride) = ($kernel, $stride);
+                let padding = $p.padding.pairs(kernel, stride, None);
+                Self::new(kernel)
+                    .with_strides(stride)
+                    .with_padding(padding.unwrap_or_default())
+                    .with_dilation($dilation)
+                    .with_requires_output_size(padding.is_none() || $p.ceil_mode)
+            }
+        }
+    };
 }
 
-impl From<&MaxPool2dConfig> for MaxUnpool2dConfig {
-    /// The unpooling of a pool. `Same` padding depends on the pool's input size, which the config
-    /// does not know: it maps to no padding, so pass the size to `forward_with_output_size`.
-    fn from(pool: &MaxPool2dConfig) -> Self {
-        let padding = match pool.padding {
-            PaddingConfig2d::Explicit(top, left, bottom, right) => [(top, bottom), (left, right)],
-            PaddingConfig2d::Valid | PaddingConfig2d::Same => [(0, 0); 2],
-        };
-        Self::new(pool.kernel_size)
-            .with_strides(pool.strides)
-            .with_padding(padding)
-            .with_dilation(pool.dilation)
-    }
-}
+from_pool_config!(MaxPool1dConfig => MaxUnpool1dConfig, |pool| (
+    [pool.kernel_size],
+    [pool.stride],
+    [pool.dilation]
+));
+from_pool_config!(MaxPool2dConfig => MaxUnpool2dConfig, |pool| (
+    pool.kernel_size,
+    pool.strides,
+    pool.dilation
+));

@@ -1,0 +1,95 @@
+//! Burn's pool padding configs as the `(begin, end)` pairs an unpooling works with.
+
+use burn::nn::{PaddingConfig1d, PaddingConfig2d};
+
+/// A pool's padding config, resolved to one `(begin, end)` pair per spatial axis.
+pub(crate) trait PaddingPairs<const D: usize> {
+    /// The pairs for a pool of `kernel` and `stride` over an input of spatial size `input`.
+    ///
+    /// `None` when the pairs depend on an input size that is not given: `Same` padding with a
+    /// stride above 1. (With stride 1, `Same` pads `kernel - 1` in all, whatever the size.)
+    fn pairs(
+        &self,
+        kernel: [usize; D],
+        stride: [usize; D],
+        input: Option<[usize; D]>,
+    ) -> Option<[(usize, usize); D]>;
+}
+
+impl PaddingPairs<1> for PaddingConfig1d {
+    fn pairs(
+        &self,
+        kernel: [usize; 1],
+        stride: [usize; 1],
+        input: Option<[usize; 1]>,
+    ) -> Option<[(usize, usize); 1]> {
+        match self {
+            Self::Valid => Some([(0, 0)]),
+            Self::Explicit(begin, end) => Some([(*begin, *end)]),
+            Self::Same => same(kernel, stride, input),
+        }
+    }
+}
+
+impl PaddingPairs<2> for PaddingConfig2d {
+    fn pairs(
+        &self,
+        kernel: [usize; 2],
+        stride: [usize; 2],
+        input: Option<[usize; 2]>,
+    ) -> Option<[(usize, usize); 2]> {
+        match self {
+            Self::Valid => Some([(0, 0); 2]),
+            Self::Explicit(top, left, bottom, right) => Some([(*top, *bottom), (*left, *right)]),
+            Self::Same => same(kernel, stride, input),
+        }
+    }
+}
+
+fn same<const D: usize>(
+    kernel: [usize; D],
+    stride: [usize; D],
+    input: Option<[usize; D]>,
+) -> Option<[(usize, usize); D]> {
+    let input = match input {
+        Some(input) => input,
+        None if stride == [1; D] => kernel,
+        None => return None,
+    };
+    Some(std::array::from_fn(|axis| {
+        same_padding(kernel[axis], stride[axis], input[axis])
+    }))
+}
+
+/// Burn's `Same` padding of one axis (`burn-nn`'s `calculate_same_padding`): the output has
+/// `ceil(size / stride)` elements, and the odd padding element goes at the end.
+fn same_padding(kernel: usize, stride: usize, size: usize) -> (usize, usize) {
+    let out = size.div_ceil(stride);
+    let total = if out > 0 {
+        ((out - 1) * stride + kernel).saturating_sub(size)
+    } else {
+        0
+    };
+    (total / 2, total - total / 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_padding_is_known_without_the_input_size_only_at_stride_1() {
+        let same = PaddingConfig2d::Same;
+        assert_eq!(same.pairs([3, 4], [1, 1], None), Some([(1, 1), (1, 2)]));
+        assert_eq!(same.pairs([3, 3], [2, 2], None), None);
+        // 5 x 7 with kernel 3, stride 2: outputs 3 x 4, paddings 2 and 2 in all.
+        assert_eq!(
+            same.pairs([3, 3], [2, 2], Some([5, 7])),
+            Some([(1, 1), (1, 1)])
+        );
+        assert_eq!(
+            PaddingConfig1d::Explicit(2, 1).pairs([3], [2], None),
+            Some([(2, 1)])
+        );
+    }
+}
