@@ -6,7 +6,7 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool2d};
 use burn_unpool_tests::{
-    Direction, Geometry, assert_bit_equal, devices, reference_backward, reference_forward,
+    Direction, PoolParams, assert_bit_equal, devices, reference_backward, reference_forward,
     reference_targets, run,
 };
 use proptest::prelude::*;
@@ -93,7 +93,7 @@ proptest! {
         let targets = reference_targets(&indices, &shape, &out_shape, &out_shape[2..], layout).unwrap();
         let expected_y = reference_forward(&x, &targets, grad.len());
         let expected_dx = reference_backward(&grad, &targets);
-        let geometry = Geometry { kernel: scale.to_vec(), stride: scale.to_vec(), padding: vec![(0, 0); 2], dilation: vec![1, 1], output_size: None };
+        let geometry = PoolParams { kernel: scale.to_vec(), stride: scale.to_vec(), padding: vec![(0, 0); 2], dilation: vec![1, 1], output_size: None };
 
         for (name, device) in devices() {
             for dtype in [DType::F32, DType::F64] {
@@ -110,7 +110,8 @@ proptest! {
 
 #[test]
 fn devices_agree_on_burns_own_pool_indices() {
-    // Flex emits i32 indices, NdArray i64: the unpooled results still agree bit for bit.
+    // Flex emits i32 indices, NdArray i64, wgpu i32: every device's unpooling of its own pool is
+    // the reference's, and they all equal Flex's.
     let shape = [2, 3, 13, 11];
     let values: Vec<f32> = (0..shape.iter().product::<usize>())
         .map(|i| ((i * 7919) % 613) as f32 - 300.0)
@@ -118,19 +119,52 @@ fn devices_agree_on_burns_own_pool_indices() {
     let options = MaxPoolOptions::new([3, 3])
         .with_stride([2, 2])
         .with_padding([1, 1]);
-    let results: Vec<TensorData> = devices()
-        .into_iter()
-        .map(|(_, device)| {
-            let image = Tensor::<4>::from_data(TensorData::new(values.clone(), shape), &device);
-            let (pooled, indices) = max_pool2d_with_indices(image, options.clone());
-            let indices: Tensor<4, Int> = indices;
-            max_unpool2d(
-                pooled,
-                indices,
-                MaxUnpoolOptions::from_pool(&options).with_output_size([13, 11]),
-            )
-            .into_data()
-        })
-        .collect();
-    assert_bit_equal(&results[0], &results[1], "flex vs ndarray");
+    let mut results = Vec::new();
+    for (name, device) in devices() {
+        let image = Tensor::<4>::from_data(TensorData::new(values.clone(), shape), &device);
+        let (pooled, indices): (Tensor<4>, Tensor<4, Int>) =
+            max_pool2d_with_indices(image, options.clone());
+        let pooled_shape = pooled.dims();
+        let (x, index_values) = (
+            pooled
+                .clone()
+                .into_data()
+                .convert::<f64>()
+                .try_into_vec::<f64>()
+                .unwrap(),
+            indices
+                .clone()
+                .into_data()
+                .convert::<i64>()
+                .try_into_vec::<i64>()
+                .unwrap(),
+        );
+        let unpooled = max_unpool2d(
+            pooled,
+            indices,
+            MaxUnpoolOptions::from_pool(&options).with_output_size([13, 11]),
+        )
+        .into_data();
+        let targets = reference_targets(
+            &index_values,
+            &pooled_shape,
+            &shape,
+            &shape[2..],
+            IndexLayout::PerPlane,
+        )
+        .expect("Burn's own indices are in range");
+        let expected: Vec<f32> = reference_forward(&x, &targets, unpooled.num_elements())
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        assert_bit_equal(&unpooled, &TensorData::new(expected, shape), name);
+        results.push((name, unpooled));
+    }
+    for (name, result) in &results[1..] {
+        assert_bit_equal(
+            result,
+            &results[0].1,
+            &format!("{name} vs {}", results[0].0),
+        );
+    }
 }
