@@ -1,26 +1,31 @@
 //! `segnet`: train, evaluate and predict with SegNet / SegNet-Basic. Without a subcommand it trains
-//! the default model on the built-in synthetic scenes, reports the held-out mean IoU and writes
-//! prediction images.
+//! (the default run: SegNet-Basic on the built-in synthetic scenes), reports the held-out mean IoU
+//! and writes prediction images.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Args, Parser, Subcommand};
+use burn::config::Config;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use segnet::data::Split;
 use segnet::device::DeviceChoice;
-use segnet::experiment::{Artifacts, ClassWeighting, DataConfig, ExperimentConfig};
-use segnet::model::{Architecture, SegNetConfig};
+use segnet::experiment::{Artifacts, ClassWeighting, ExperimentConfig};
+use segnet::model::Architecture;
 use segnet::run;
 
 #[derive(Parser)]
 #[command(
     version,
-    about = "SegNet semantic segmentation on Burn, unpooling with burn-unpool"
+    about = "SegNet semantic segmentation on Burn, unpooling with burn-unpool",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Without a subcommand: `train` with these options.
+    #[command(flatten)]
+    train: TrainArgs,
 }
 
 #[derive(Subcommand)]
@@ -43,47 +48,55 @@ struct Common {
     device: DeviceChoice,
 }
 
+/// The training options. Those left out keep the default run's values
+/// ([`ExperimentConfig::default_run`]), which `--help` shows.
 #[derive(Args)]
 struct TrainArgs {
     #[command(flatten)]
     common: Common,
     /// Network: the paper's SegNet-Basic (4 stages of 7x7 convolutions) or SegNet (VGG16 encoder).
-    #[arg(long, value_enum, default_value_t = Architecture::SegNetBasic)]
-    arch: Architecture,
-    /// Channels of the first stage (the paper uses 64; the default is narrower to train in minutes
-    /// on two CPU cores).
-    #[arg(long, default_value_t = 16)]
-    width: usize,
-    /// Passes over the training images.
-    #[arg(long, default_value_t = 12)]
-    epochs: usize,
+    #[arg(long, value_enum)]
+    arch: Option<Architecture>,
+    /// Channels of the first stage (the paper uses 64).
+    #[arg(long)]
+    width: Option<usize>,
+    /// Passes over the training images (with --resume: the new total).
+    #[arg(long)]
+    epochs: Option<usize>,
     /// Images per step.
-    #[arg(long, default_value_t = 8)]
-    batch_size: usize,
+    #[arg(long)]
+    batch_size: Option<usize>,
     /// Adam's initial learning rate (cosine-annealed).
-    #[arg(long, default_value_t = 3e-3)]
-    lr: f64,
+    #[arg(long)]
+    lr: Option<f64>,
     /// Synthetic scenes: side in pixels.
-    #[arg(long, default_value_t = 64)]
-    size: usize,
+    #[arg(long, conflicts_with = "camvid")]
+    size: Option<usize>,
     /// Synthetic scenes: training, validation and held-out test counts.
-    #[arg(long, num_args = 3, value_names = ["TRAIN", "VALID", "TEST"], default_values_t = [1600, 160, 320])]
-    scenes: Vec<usize>,
+    #[arg(long, num_args = 3, value_names = ["TRAIN", "VALID", "TEST"], conflicts_with = "camvid")]
+    scenes: Option<Vec<usize>>,
+    /// Synthetic scenes: the seed every scene derives from.
+    #[arg(long, conflicts_with = "camvid")]
+    data_seed: Option<u64>,
     /// Train on a CamVid-layout folder (train/, trainannot/, val/, ...) instead of synthetic scenes.
     #[arg(long)]
     camvid: Option<PathBuf>,
     /// CamVid: scale images to WIDTH HEIGHT.
-    #[arg(long, num_args = 2, value_names = ["WIDTH", "HEIGHT"])]
+    #[arg(long, num_args = 2, value_names = ["WIDTH", "HEIGHT"], requires = "camvid")]
     resize: Option<Vec<u32>>,
     /// Class weights of the loss: median frequency balancing (as the paper), none, or auto (median
     /// for CamVid, none for the synthetic scenes).
-    #[arg(long, value_enum, default_value_t = ClassWeighting::Auto)]
-    class_weights: ClassWeighting,
-    /// Seed of the weights, the shuffling and the synthetic scenes.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Continue from the last checkpoint in the artifacts folder (with its saved config).
+    #[arg(long, value_enum)]
+    class_weights: Option<ClassWeighting>,
+    /// Seed of the weights and the shuffling.
     #[arg(long)]
+    seed: Option<u64>,
+    /// Continue from the last checkpoint in the artifacts folder, with its saved config (only
+    /// --epochs may change it).
+    #[arg(long, conflicts_with_all = [
+        "arch", "width", "batch_size", "lr", "size", "scenes", "data_seed", "camvid", "resize",
+        "class_weights", "seed",
+    ])]
     resume: bool,
     /// Prediction images to write after training.
     #[arg(long, default_value_t = 8)]
@@ -114,7 +127,7 @@ struct PredictArgs {
     out: Option<PathBuf>,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
+#[derive(Clone, Copy, ValueEnum)]
 enum SplitArg {
     Train,
     Valid,
@@ -132,11 +145,9 @@ impl From<SplitArg> for Split {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let command = cli
-        .command
-        .unwrap_or_else(|| Command::Train(TrainArgs::parse_defaults()));
-    match execute(command) {
+    let command = show_defaults(Cli::command()).mut_subcommand("train", show_defaults);
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    match execute(cli.command.unwrap_or(Command::Train(cli.train))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");
@@ -145,32 +156,69 @@ fn main() -> ExitCode {
     }
 }
 
-impl TrainArgs {
-    fn parse_defaults() -> Self {
-        #[derive(Parser)]
-        struct Defaults {
-            #[command(flatten)]
-            args: TrainArgs,
-        }
-        Defaults::parse_from(["segnet"]).args
-    }
+/// Adds the default run's value to the help of every training option, so that `--help` shows
+/// the defaults the configs define (the one place they are written).
+fn show_defaults(command: clap::Command) -> clap::Command {
+    let run = ExperimentConfig::default_run();
+    let [train, valid, test] = run.data.scenes;
+    let defaults = [
+        ("arch", value_name(run.model.architecture)),
+        ("width", run.model.width.to_string()),
+        ("epochs", run.epochs.to_string()),
+        ("batch_size", run.batch_size.to_string()),
+        ("lr", run.learning_rate.to_string()),
+        ("size", run.data.image_size.to_string()),
+        ("scenes", format!("{train} {valid} {test}")),
+        ("data_seed", run.data.seed.to_string()),
+        ("class_weights", value_name(run.class_weighting)),
+        ("seed", run.seed.to_string()),
+    ];
+    defaults.into_iter().fold(command, |command, (id, value)| {
+        command.mut_arg(id, |arg| {
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            arg.help(format!("{help} [default: {value}]"))
+        })
+    })
+}
 
+/// How the command line spells a value.
+fn value_name(value: impl ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+impl TrainArgs {
+    /// The default run with the options given.
     fn config(&self) -> ExperimentConfig {
-        let data = DataConfig::new()
-            .with_camvid(self.camvid.clone())
-            .with_resize(self.resize.as_ref().map(|r| [r[0], r[1]]))
-            .with_image_size(self.size)
-            .with_scenes([self.scenes[0], self.scenes[1], self.scenes[2]])
-            .with_seed(self.seed);
-        let model = SegNetConfig::new(data.classes().len())
-            .with_architecture(self.arch)
-            .with_width(self.width);
-        ExperimentConfig::new(model, data)
-            .with_epochs(self.epochs)
-            .with_batch_size(self.batch_size)
-            .with_learning_rate(self.lr)
-            .with_class_weighting(self.class_weights)
-            .with_seed(self.seed)
+        let mut config = ExperimentConfig::default_run();
+        let data = &mut config.data;
+        if let Some(camvid) = &self.camvid {
+            data.camvid = Some(camvid.clone());
+        }
+        if let Some(resize) = &self.resize {
+            data.resize = Some([resize[0], resize[1]]);
+        }
+        if let Some(scenes) = &self.scenes {
+            data.scenes = [scenes[0], scenes[1], scenes[2]];
+        }
+        set(&mut data.image_size, self.size);
+        set(&mut data.seed, self.data_seed);
+        config.model.num_classes = config.data.classes().len();
+        set(&mut config.model.architecture, self.arch);
+        set(&mut config.model.width, self.width);
+        set(&mut config.epochs, self.epochs);
+        set(&mut config.batch_size, self.batch_size);
+        set(&mut config.learning_rate, self.lr);
+        set(&mut config.class_weighting, self.class_weights);
+        set(&mut config.seed, self.seed);
+        config
+    }
+}
+
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *field = value;
     }
 }
 
@@ -180,11 +228,13 @@ fn execute(command: Command) -> run::Result<()> {
         Command::Train(args) => {
             let artifacts = Artifacts::new(&args.common.artifacts);
             let device = args.common.device.device()?;
-            let config = if args.resume && artifacts.config().is_file() {
-                use burn::config::Config;
-                ExperimentConfig::load(artifacts.config())?
-            } else {
-                args.config()
+            let config = match args.resume && artifacts.config().is_file() {
+                true => {
+                    let mut saved = ExperimentConfig::load(artifacts.config())?;
+                    set(&mut saved.epochs, args.epochs);
+                    saved
+                }
+                false => args.config(),
             };
             let net = run::train(&config, &artifacts, &device, args.resume)?;
             let classes = config.data.classes();

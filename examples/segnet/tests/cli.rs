@@ -1,0 +1,71 @@
+//! The command line: the defaults it shows are the configs' own, and options that cannot go
+//! together are refused by clap with its own message, before anything runs.
+
+use std::process::{Command, Output};
+
+use segnet::experiment::ExperimentConfig;
+
+fn segnet(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_segnet"))
+        .args(args)
+        .output()
+        .expect("the segnet binary runs")
+}
+
+fn refused(args: &[&str], expected: &[&str]) {
+    let output = segnet(args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{args:?} must be a usage error: {stderr}"
+    );
+    for part in expected {
+        assert!(stderr.contains(part), "{args:?}: {part:?} not in {stderr}");
+    }
+}
+
+#[test]
+fn help_shows_the_default_run_of_the_configs() {
+    let run = ExperimentConfig::default_run();
+    for args in [&["train", "--help"][..], &["--help"][..]] {
+        let output = segnet(args);
+        assert!(output.status.success());
+        let help = String::from_utf8_lossy(&output.stdout);
+        let [train, valid, test] = run.data.scenes;
+        for shown in [
+            format!("[default: {}]", run.model.width),
+            format!("[default: {}]", run.epochs),
+            format!("[default: {}]", run.data.image_size),
+            format!("[default: {train} {valid} {test}]"),
+            format!("[default: {}]", run.data.seed),
+            format!("[default: {}]", run.seed),
+            "[default: segnet-basic]".to_string(),
+            "[default: auto]".to_string(),
+        ] {
+            assert!(help.contains(&shown), "{args:?}: {shown} not in\n{help}");
+        }
+    }
+}
+
+#[test]
+fn conflicting_options_are_refused() {
+    refused(
+        &["train", "--resume", "--width", "8"],
+        &["--resume", "cannot be used with", "--width"],
+    );
+    refused(
+        &["--resume", "--seed", "3"],
+        &["--resume", "cannot be used with", "--seed"],
+    );
+    refused(
+        &["train", "--camvid", "CamVid", "--size", "32"],
+        &["--camvid", "cannot be used with", "--size"],
+    );
+    refused(
+        &["train", "--scenes", "8", "8", "8", "--camvid", "CamVid"],
+        &["cannot be used with"],
+    );
+    refused(&["train", "--resize", "480", "360"], &["--camvid"]);
+    refused(&["eval", "--width", "8"], &["--width"]);
+}
