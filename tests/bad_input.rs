@@ -311,7 +311,7 @@ fn onnx_attributes_of_the_wrong_length() {
     }
 }
 
-/// `max_unpool_unchecked` skips an out-of-range index on every device (it is never written, not
+/// Without the index check, an out-of-range index is skipped on every device (it is never written, not
 /// even into another plane), where the checked call reports it.
 #[test]
 fn unchecked_call_skips_bad_indices_on_every_device() {
@@ -330,7 +330,7 @@ fn unchecked_call_skips_bad_indices_on_every_device() {
                 || drop(max_unpool1d(x(), indices(), options())),
                 &["index 4", "position [0, 0, 1]", "[0, 4)"],
             );
-            let unchecked = burn_unpool::max_unpool_unchecked(x(), indices(), options())
+            let unchecked = max_unpool1d(x(), indices(), options().without_index_check())
                 .into_data()
                 .try_into_vec::<f32>()
                 .expect("f32 values");

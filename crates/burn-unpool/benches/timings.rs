@@ -115,56 +115,10 @@ fn run_gpu_workload(_: &Args, _: &Workload) {
 /// (`t + 0` over as many f32 as the op moves bytes / 8, read once and written once).
 #[cfg(feature = "wgpu")]
 fn run_gpu_workload(args: &Args, workload: &Workload) {
-    use burn_unpool::max_unpool_unchecked;
-
     let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
     let runs = args.runs;
-    let options = workload.options();
-    let synced = |tensor: Tensor<4>| {
-        device.sync().expect("the device syncs");
-        tensor
-    };
     for dtype in [DType::I32, DType::I64] {
-        let index = if dtype == DType::I32 { "i32" } else { "i64" };
-        let (x, indices) = tensors(workload, &device, dtype);
-        let ms = median_ms(2, runs, || {
-            synced(max_unpool2d(x.clone(), indices.clone(), options.clone()))
-        });
-        report(args, workload, "forward", "wgpu", index, ms);
-        let ms = median_ms(2, runs, || {
-            synced(max_unpool_unchecked(
-                x.clone(),
-                indices.clone(),
-                options.clone(),
-            ))
-        });
-        report(args, workload, "forward_unchecked", "wgpu", index, ms);
-        let ms = median_ms(2, runs, || {
-            synced(naive_unpool(x.clone(), indices.clone(), workload.output))
-        });
-        report(args, workload, "forward_naive", "wgpu", index, ms);
-
-        let grad = max_unpool2d(x.clone(), indices.clone(), options.clone());
-        let ms = median_ms(2, runs, || {
-            synced(max_unpool_backward(
-                grad.clone(),
-                indices.clone(),
-                options.clone(),
-            ))
-        });
-        report(args, workload, "backward", "wgpu", index, ms);
-
-        let autodiff = device.clone().autodiff();
-        let (xa, ia) = tensors(workload, &autodiff, dtype);
-        let sync = || autodiff.sync().expect("the device syncs");
-        let ms = median_autodiff_backward(runs, sync, || {
-            max_unpool2d(xa.clone().require_grad(), ia.clone(), options.clone())
-        });
-        report(args, workload, "backward_autodiff", "wgpu", index, ms);
-        let ms = median_autodiff_backward(runs, sync, || {
-            naive_unpool(xa.clone().require_grad(), ia.clone(), workload.output)
-        });
-        report(args, workload, "backward_autodiff_naive", "wgpu", index, ms);
+        time_device(args, workload, "wgpu", &device, dtype);
     }
     let floats = workload.bytes(4) / 8;
     let source = Tensor::<1>::ones([floats], &device);
@@ -179,49 +133,8 @@ fn run_gpu_workload(args: &Args, workload: &Workload) {
 fn run_workload(args: &Args, workload: &Workload) {
     let runs = args.runs;
     let options = workload.options();
-    for (backend, device, dtype) in [
-        ("flex", Device::flex(), DType::I32),
-        ("ndarray", Device::ndarray(), DType::I64),
-    ] {
-        let index = if dtype == DType::I32 { "i32" } else { "i64" };
-        let (x, indices) = tensors(workload, &device, dtype);
-        let ms = median_ms(2, runs, || {
-            max_unpool2d(x.clone(), indices.clone(), options.clone())
-        });
-        report(args, workload, "forward", backend, index, ms);
-        let ms = median_ms(2, runs, || {
-            naive_unpool(x.clone(), indices.clone(), workload.output)
-        });
-        report(args, workload, "forward_naive", backend, index, ms);
-
-        let grad = max_unpool2d(x.clone(), indices.clone(), options.clone());
-        let ms = median_ms(2, runs, || {
-            max_unpool_backward(grad.clone(), indices.clone(), options.clone())
-        });
-        report(args, workload, "backward", backend, index, ms);
-
-        // Autodiff: time `backward()` only; the forward (ours or naive) builds the graph untimed.
-        let autodiff = device.autodiff();
-        let (xa, ia) = tensors(workload, &autodiff, dtype);
-        let ms = median_autodiff_backward(
-            runs,
-            || (),
-            || max_unpool2d(xa.clone().require_grad(), ia.clone(), options.clone()),
-        );
-        report(args, workload, "backward_autodiff", backend, index, ms);
-        let ms = median_autodiff_backward(
-            runs,
-            || (),
-            || naive_unpool(xa.clone().require_grad(), ia.clone(), workload.output),
-        );
-        report(
-            args,
-            workload,
-            "backward_autodiff_naive",
-            backend,
-            index,
-            ms,
-        );
+    for (backend, device, dtype) in support::cpu_devices() {
+        time_device(args, workload, backend, &device, dtype);
     }
 
     // Where the forward's time goes: the kernel into a reused, zero-filled buffer (what ONNX
@@ -245,6 +158,68 @@ fn run_workload(args: &Args, workload: &Workload) {
     let mut target = vec![0u8; workload.bytes(4)];
     let ms = median_ms(2, runs, || target.copy_from_slice(&source));
     report(args, workload, "copy_same_bytes", "memory", "i32", ms);
+}
+
+/// The op on `device` with indices of `dtype`: the forward with and without the index check, the
+/// naive composition, the backward alone and under autodiff. Every timed call ends with a device
+/// sync (which returns at once on the CPU devices).
+fn time_device(args: &Args, workload: &Workload, backend: &str, device: &Device, dtype: DType) {
+    let index = if dtype == DType::I32 { "i32" } else { "i64" };
+    let (x, indices) = tensors(workload, device, dtype);
+    let options = workload.options();
+    let time = |what: &str, op: &dyn Fn() -> Tensor<4>| {
+        let ms = median_ms(2, args.runs, || {
+            let out = op();
+            device.sync().expect("the device syncs");
+            out
+        });
+        report(args, workload, what, backend, index, ms);
+    };
+    let unchecked = options.clone().without_index_check();
+    time("forward", &|| {
+        max_unpool2d(x.clone(), indices.clone(), options.clone())
+    });
+    time("forward_unchecked", &|| {
+        max_unpool2d(x.clone(), indices.clone(), unchecked.clone())
+    });
+    time("forward_naive", &|| {
+        naive_unpool(x.clone(), indices.clone(), workload.output)
+    });
+    let grad = max_unpool2d(x.clone(), indices.clone(), options.clone());
+    time("backward", &|| {
+        max_unpool_backward(grad.clone(), indices.clone(), options.clone())
+    });
+    autodiff_backwards(args, workload, backend, &device.clone().autodiff(), dtype);
+}
+
+/// The backward under autodiff, ours and the naive composition's: `backward()` only is timed;
+/// the forward builds the graph untimed.
+fn autodiff_backwards(
+    args: &Args,
+    workload: &Workload,
+    backend: &str,
+    device: &Device,
+    dtype: DType,
+) {
+    let index = if dtype == DType::I32 { "i32" } else { "i64" };
+    let (x, indices) = tensors(workload, device, dtype);
+    let options = workload.options();
+    let sync = || device.sync().expect("the device syncs");
+    let ms = median_autodiff_backward(args.runs, sync, || {
+        max_unpool2d(x.clone().require_grad(), indices.clone(), options.clone())
+    });
+    report(args, workload, "backward_autodiff", backend, index, ms);
+    let ms = median_autodiff_backward(args.runs, sync, || {
+        naive_unpool(x.clone().require_grad(), indices.clone(), workload.output)
+    });
+    report(
+        args,
+        workload,
+        "backward_autodiff_naive",
+        backend,
+        index,
+        ms,
+    );
 }
 
 /// Median time of `backward()` (then `sync`), after a forward built and `sync`ed untimed.

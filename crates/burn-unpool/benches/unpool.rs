@@ -9,10 +9,12 @@
 
 mod support;
 
-use burn::tensor::{DType, Device};
 use burn_unpool::{max_unpool_backward, max_unpool2d};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use support::{naive_unpool, overlapping, tensors, workloads};
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+};
+use support::{Workload, cpu_devices, naive_unpool, overlapping, tensors, workloads};
 
 fn bench(c: &mut Criterion) {
     let mut cases = workloads(1);
@@ -21,14 +23,8 @@ fn bench(c: &mut Criterion) {
     for workload in &cases {
         let id = format!("{}_b{}", workload.name, workload.input[0]);
         let options = workload.options();
-        let mut forward = c.benchmark_group("forward");
-        forward
-            .sample_size(10)
-            .throughput(Throughput::Bytes(workload.bytes(4) as u64));
-        for (backend, device, dtype) in [
-            ("flex", Device::flex(), DType::I32),
-            ("ndarray", Device::ndarray(), DType::I64),
-        ] {
+        let mut forward = group(c, "forward", workload);
+        for (backend, device, dtype) in cpu_devices() {
             let (x, indices) = tensors(workload, &device, dtype);
             forward.bench_function(BenchmarkId::new(backend, &id), |b| {
                 b.iter(|| max_unpool2d(x.clone(), indices.clone(), options.clone()))
@@ -39,14 +35,8 @@ fn bench(c: &mut Criterion) {
         }
         forward.finish();
 
-        let mut backward = c.benchmark_group("backward");
-        backward
-            .sample_size(10)
-            .throughput(Throughput::Bytes(workload.bytes(4) as u64));
-        for (backend, device, dtype) in [
-            ("flex", Device::flex(), DType::I32),
-            ("ndarray", Device::ndarray(), DType::I64),
-        ] {
+        let mut backward = group(c, "backward", workload);
+        for (backend, device, dtype) in cpu_devices() {
             let (x, indices) = tensors(workload, &device, dtype);
             let grad = max_unpool2d(x, indices.clone(), options.clone());
             backward.bench_function(BenchmarkId::new(backend, &id), |b| {
@@ -68,6 +58,19 @@ fn bench(c: &mut Criterion) {
         }
         backward.finish();
     }
+}
+
+/// A group of 10 samples, reporting the bytes the op moves with i32 indices.
+fn group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    workload: &Workload,
+) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .throughput(Throughput::Bytes(workload.bytes(4) as u64));
+    group
 }
 
 criterion_group!(benches, bench);

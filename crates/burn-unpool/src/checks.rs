@@ -6,7 +6,7 @@
 
 use burn::tensor::{DType, Device};
 
-use crate::error::UnpoolError;
+use crate::error::{PoolAxis, UnpoolError};
 use crate::options::PoolGeometry;
 use crate::{UnpoolPlan, default_output_size};
 
@@ -59,20 +59,22 @@ pub(crate) fn default_output(
 ) -> Result<Vec<usize>, UnpoolError> {
     (0..geometry.dims())
         .map(|axis| {
-            let input = x_shape[axis + 2];
-            let (kernel, stride) = (geometry.kernel_size[axis], geometry.stride[axis]);
-            let (padding, dilation) = (geometry.padding[axis], geometry.dilation[axis]);
-            let size = default_output_size(input, kernel, stride, padding, dilation);
+            let pool = PoolAxis {
+                input: x_shape[axis + 2],
+                kernel: geometry.kernel_size[axis],
+                stride: geometry.stride[axis],
+                padding: geometry.padding[axis],
+                dilation: geometry.dilation[axis],
+            };
+            let size = default_output_size(
+                pool.input,
+                pool.kernel,
+                pool.stride,
+                pool.padding,
+                pool.dilation,
+            );
             if size <= 0 {
-                return Err(UnpoolError::NonPositiveOutput {
-                    axis,
-                    input,
-                    kernel,
-                    stride,
-                    padding,
-                    dilation,
-                    size,
-                });
+                return Err(UnpoolError::NonPositiveOutput { axis, pool, size });
             }
             usize::try_from(size).map_err(|_| UnpoolError::OutputSizeOverflow { axis, size })
         })

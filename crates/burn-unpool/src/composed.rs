@@ -12,39 +12,39 @@ use burn::tensor::{DType, IndexingUpdateOp, Int, Tensor, TensorData};
 use crate::UnpoolPlan;
 use crate::error::or_panic;
 use crate::kernel::host::{self, HostTensor};
+use crate::plan::Direction;
 
-/// The forward of `plan`.
-pub(crate) fn max_unpool<const R: usize>(
-    x: Tensor<R>,
+/// The forward (`input` is `x`) or the backward (`input` is the output gradient) of `plan`.
+///
+/// The forward reads `x` at the winners and writes the output at their targets; the backward
+/// reads the output gradient at the targets and writes the winners' gradient.
+pub(crate) fn run<const R: usize>(
+    direction: Direction,
+    input: Tensor<R>,
     indices: Tensor<R, Int>,
     plan: &UnpoolPlan,
 ) -> Tensor<R> {
-    let out = Tensor::<1>::zeros([plan.output_len()], (&x.device(), x.dtype()));
-    let out = match winners(indices, plan) {
-        Some((sources, targets)) => {
-            let values = x.reshape([plan.input_len()]).select(0, sources);
-            out.select_assign(0, targets, values, IndexingUpdateOp::Assign)
-        }
-        None => out,
+    let (input_len, output_shape) = match direction {
+        Direction::Forward => (plan.input_len(), plan.output_shape()),
+        Direction::Backward => (plan.output_len(), plan.input_shape()),
     };
-    out.reshape(shape::<R>(plan.output_shape()))
-}
-
-/// The backward of `plan`: the output gradient at every winner's target, zero elsewhere.
-pub(crate) fn max_unpool_backward<const R: usize>(
-    grad: Tensor<R>,
-    indices: Tensor<R, Int>,
-    plan: &UnpoolPlan,
-) -> Tensor<R> {
-    let dx = Tensor::<1>::zeros([plan.input_len()], (&grad.device(), grad.dtype()));
-    let dx = match winners(indices, plan) {
+    let output_len: usize = output_shape.iter().product();
+    let output = Tensor::<1>::zeros([output_len], (&input.device(), input.dtype()));
+    let output = match winners(indices, plan) {
         Some((sources, targets)) => {
-            let values = grad.reshape([plan.output_len()]).select(0, targets);
-            dx.select_assign(0, sources, values, IndexingUpdateOp::Assign)
+            let (read, write) = match direction {
+                Direction::Forward => (sources, targets),
+                Direction::Backward => (targets, sources),
+            };
+            let values = input.reshape([input_len]).select(0, read);
+            output.select_assign(0, write, values, IndexingUpdateOp::Assign)
         }
-        None => dx,
+        None => output,
     };
-    dx.reshape(shape::<R>(plan.input_shape()))
+    let shape: [usize; R] = output_shape
+        .try_into()
+        .expect("a plan's shapes have the tensor's rank");
+    output.reshape(shape)
 }
 
 /// The winners' flat positions in `x` and in the output, as 1-d int tensors on the indices'
@@ -79,11 +79,6 @@ fn winners<const R: usize>(
     Some((tensor(sources), tensor(targets)))
 }
 
-fn shape<const R: usize>(dims: &[usize]) -> [usize; R] {
-    dims.try_into()
-        .expect("a plan's shapes have the tensor's rank")
-}
-
 #[cfg(test)]
 mod tests {
     //! The composition is what devices without kernels run; check it against the CPU kernels,
@@ -91,6 +86,7 @@ mod tests {
 
     use burn::tensor::{Device, Int, Tensor, TensorData};
 
+    use crate::plan::Direction;
     use crate::{IndexLayout, MaxUnpoolOptions, UnpoolPlan, kernel};
 
     fn plan(layout: IndexLayout) -> UnpoolPlan {
@@ -122,7 +118,8 @@ mod tests {
             let index_tensor =
                 Tensor::<3, Int>::from_data(TensorData::new(indices.clone(), [2, 2, 3]), &device);
             let expected = kernel::unpool_forward(&x, &indices, &plan).unwrap();
-            let out = super::max_unpool(tensor(x.clone(), [2, 2, 3]), index_tensor.clone(), &plan);
+            let x = tensor(x.clone(), [2, 2, 3]);
+            let out = super::run(Direction::Forward, x, index_tensor.clone(), &plan);
             assert_eq!(
                 out.into_data().try_into_vec::<f32>().unwrap(),
                 expected,
@@ -131,7 +128,8 @@ mod tests {
 
             let grad: Vec<f32> = (0..20).map(|v| v as f32 * 0.5).collect();
             let expected = kernel::unpool_backward(&grad, &indices, &plan).unwrap();
-            let dx = super::max_unpool_backward(tensor(grad, [2, 2, 5]), index_tensor, &plan);
+            let grad = tensor(grad, [2, 2, 5]);
+            let dx = super::run(Direction::Backward, grad, index_tensor, &plan);
             assert_eq!(
                 dx.into_data().try_into_vec::<f32>().unwrap(),
                 expected,
@@ -145,7 +143,8 @@ mod tests {
     fn reports_bad_indices_like_the_kernels() {
         let device = Device::flex();
         let indices = TensorData::new(vec![0i64, 1, 2, 0, 1, 7, 0, 0, 0, 0, 0, 0], [2, 2, 3]);
-        super::max_unpool(
+        super::run(
+            Direction::Forward,
             Tensor::<3>::ones([2, 2, 3], &device),
             Tensor::<3, Int>::from_data(indices, &device),
             &plan(IndexLayout::PerPlane),

@@ -52,16 +52,8 @@ pub enum UnpoolError {
     NonPositiveOutput {
         /// The spatial axis (0-based).
         axis: usize,
-        /// Input size on that axis.
-        input: usize,
-        /// Kernel size on that axis.
-        kernel: usize,
-        /// Stride on that axis.
-        stride: usize,
-        /// Padding `(begin, end)` on that axis.
-        padding: (usize, usize),
-        /// Dilation on that axis.
-        dilation: usize,
+        /// The pool on that axis.
+        pool: PoolAxis,
         /// The computed size.
         size: i128,
     },
@@ -170,19 +162,11 @@ impl fmt::Display for UnpoolError {
                     "max_unpool: {name} must be non-zero on every axis, got {values:?}"
                 )
             }
-            Self::NonPositiveOutput {
-                axis,
-                input,
-                kernel,
-                stride,
-                padding,
-                dilation,
-                size,
-            } => write!(
+            Self::NonPositiveOutput { axis, pool, size } => write!(
                 f,
-                "max_unpool: the padding leaves no output on spatial axis {axis}: (input {input} - 1) * stride {stride} \
-                 - padding ({} + {}) + dilation {dilation} * (kernel {kernel} - 1) + 1 = {size}",
-                padding.0, padding.1
+                "max_unpool: the padding leaves no output on spatial axis {axis}: (input {} - 1) * \
+                 stride {} - padding ({} + {}) + dilation {} * (kernel {} - 1) + 1 = {size}",
+                pool.input, pool.stride, pool.padding.0, pool.padding.1, pool.dilation, pool.kernel
             ),
             Self::OutputSizeOverflow { axis, size } => write!(
                 f,
@@ -256,6 +240,21 @@ impl fmt::Display for UnpoolError {
 }
 
 impl std::error::Error for UnpoolError {}
+
+/// One spatial axis of the pool an unpooling inverts, as an error reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolAxis {
+    /// Input size of the unpooling (the pool's output size) on that axis.
+    pub input: usize,
+    /// Kernel size.
+    pub kernel: usize,
+    /// Stride.
+    pub stride: usize,
+    /// Padding `(begin, end)`.
+    pub padding: (usize, usize),
+    /// Dilation.
+    pub dilation: usize,
+}
 
 /// Unwraps a check, panicking with its message: the tensor functions' error style.
 #[track_caller]

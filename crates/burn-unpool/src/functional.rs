@@ -3,7 +3,7 @@
 use burn::backend::{Dispatch, DispatchDevice};
 use burn::tensor::{Device, Int, Tensor};
 
-use crate::backend::UnpoolBackend;
+use crate::backend::{self, UnpoolBackend};
 use crate::checks;
 use crate::composed;
 use crate::error::{UnpoolError, or_panic};
@@ -11,75 +11,80 @@ use crate::kernel::host::{self, HostTensor};
 use crate::plan::{Direction, Request};
 use crate::{MaxUnpoolOptions, UnpoolPlan};
 
-/// 1-d max unpooling of `x` `[N, C, L]` with the indices of the pool that produced it.
-///
-/// See [`max_unpool`] for the rules and the panics.
-///
-/// ```
-/// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
-///
-/// let device = Device::flex();
-/// let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
-/// let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
-/// let y = max_unpool1d(x, indices, MaxUnpoolOptions::new([2]));
-/// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 9.0, 0.0]]]), false);
-/// ```
-pub fn max_unpool1d(
-    x: Tensor<3>,
-    indices: Tensor<3, Int>,
-    options: MaxUnpoolOptions<1>,
-) -> Tensor<3> {
-    max_unpool(x, indices, options)
+/// Defines `max_unpool{1,2,3}d`: [`max_unpool`] at one rank, for type inference.
+macro_rules! max_unpool_nd {
+    ($name:ident, $dims:literal, $rank:literal, $shape:literal, $example:literal) => {
+        #[doc = concat!($dims, "-d max unpooling of `x` `", $shape, "` with the indices of the pool that produced it.")]
+        ///
+        /// See [`max_unpool`] for the rules and the panics.
+        ///
+        /// ```
+        #[doc = $example]
+        /// ```
+        pub fn $name(
+            x: Tensor<$rank>,
+            indices: Tensor<$rank, Int>,
+            options: MaxUnpoolOptions<$dims>,
+        ) -> Tensor<$rank> {
+            max_unpool(x, indices, options)
+        }
+    };
 }
 
-/// 2-d max unpooling of `x` `[N, C, H, W]` with the indices of the pool that produced it.
-///
-/// See [`max_unpool`] for the rules and the panics.
-///
-/// ```
-/// use burn::tensor::module::max_pool2d_with_indices;
-/// use burn::tensor::ops::MaxPoolOptions;
-/// use burn::tensor::{Device, Tensor, TensorData};
-/// use burn_unpool::{MaxUnpoolOptions, max_unpool2d};
-///
-/// let device = Device::flex();
-/// let image = Tensor::<4>::from_floats([[[[1.0, 5.0], [3.0, 2.0]]]], &device);
-/// let pool = MaxPoolOptions::new([2, 2]);
-/// let (pooled, indices) = max_pool2d_with_indices(image, pool.clone());
-/// let restored = max_unpool2d(pooled, indices, MaxUnpoolOptions::from_pool(&pool));
-/// restored.into_data().assert_eq(&TensorData::from([[[[0.0f32, 5.0], [0.0, 0.0]]]]), false);
-/// ```
-pub fn max_unpool2d(
-    x: Tensor<4>,
-    indices: Tensor<4, Int>,
-    options: MaxUnpoolOptions<2>,
-) -> Tensor<4> {
-    max_unpool(x, indices, options)
-}
+max_unpool_nd!(
+    max_unpool1d,
+    1,
+    3,
+    "[N, C, L]",
+    r#"
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
 
-/// 3-d max unpooling of `x` `[N, C, D, H, W]` with the indices of the pool that produced it.
-///
-/// See [`max_unpool`] for the rules and the panics.
-///
-/// ```
-/// use burn::tensor::{Device, Int, Tensor};
-/// use burn_unpool::{MaxUnpoolOptions, max_unpool3d};
-///
-/// let device = Device::flex();
-/// let x = Tensor::<5>::ones([1, 2, 1, 1, 1], &device);
-/// let indices = Tensor::<5, Int>::from_ints([[[[[7]]], [[[0]]]]], &device);
-/// let y = max_unpool3d(x, indices, MaxUnpoolOptions::new([2, 2, 2]));
-/// assert_eq!(y.dims(), [1, 2, 2, 2, 2]);
-/// assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
-/// ```
-pub fn max_unpool3d(
-    x: Tensor<5>,
-    indices: Tensor<5, Int>,
-    options: MaxUnpoolOptions<3>,
-) -> Tensor<5> {
-    max_unpool(x, indices, options)
-}
+let device = Device::flex();
+let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
+let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
+let y = max_unpool1d(x, indices, MaxUnpoolOptions::new([2]));
+y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 9.0, 0.0]]]), false);
+"#
+);
+
+max_unpool_nd!(
+    max_unpool2d,
+    2,
+    4,
+    "[N, C, H, W]",
+    r#"
+use burn::tensor::module::max_pool2d_with_indices;
+use burn::tensor::ops::MaxPoolOptions;
+use burn::tensor::{Device, Tensor, TensorData};
+use burn_unpool::{MaxUnpoolOptions, max_unpool2d};
+
+let device = Device::flex();
+let image = Tensor::<4>::from_floats([[[[1.0, 5.0], [3.0, 2.0]]]], &device);
+let pool = MaxPoolOptions::new([2, 2]);
+let (pooled, indices) = max_pool2d_with_indices(image, pool.clone());
+let restored = max_unpool2d(pooled, indices, MaxUnpoolOptions::from_pool(&pool));
+restored.into_data().assert_eq(&TensorData::from([[[[0.0f32, 5.0], [0.0, 0.0]]]]), false);
+"#
+);
+
+max_unpool_nd!(
+    max_unpool3d,
+    3,
+    5,
+    "[N, C, D, H, W]",
+    r#"
+use burn::tensor::{Device, Int, Tensor};
+use burn_unpool::{MaxUnpoolOptions, max_unpool3d};
+
+let device = Device::flex();
+let x = Tensor::<5>::ones([1, 2, 1, 1, 1], &device);
+let indices = Tensor::<5, Int>::from_ints([[[[[7]]], [[[0]]]]], &device);
+let y = max_unpool3d(x, indices, MaxUnpoolOptions::new([2, 2, 2]));
+assert_eq!(y.dims(), [1, 2, 2, 2, 2]);
+assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
+"#
+);
 
 /// `D`-dimensional max unpooling of `x` `[N, C, D1..Dk]` (`R = D + 2`).
 ///
@@ -95,7 +100,7 @@ pub fn max_unpool3d(
 /// size, stride or dilation is zero, the padding leaves no output, a full output size has another
 /// `N` or `C`, `x` and the indices are on different devices, the device lacks the values' dtype,
 /// the indices are not i32/i64 or too narrow, or an index is out of range (the first such index,
-/// its position and the valid range).
+/// its position and the valid range; see [`MaxUnpoolOptions::without_index_check`]).
 ///
 /// Float indices are refused by the type system:
 ///
@@ -115,32 +120,6 @@ pub fn max_unpool<const D: usize, const R: usize>(
 ) -> Tensor<R> {
     let plan = or_panic(plan_for(&x, &indices, options.request()));
     unpool(x, indices, plan)
-}
-
-/// [`max_unpool`] for indices the caller vouches for: their values are not checked, and one out
-/// of range is skipped (never written) on every device, as if that element of `x` were missing.
-///
-/// Checking costs little on CPU devices, which check while they read the indices, but on GPU
-/// devices the checked call reads one word back from the device before it runs the op, which
-/// waits for the queued work to finish; this call does not. Every other check still runs.
-///
-/// ```
-/// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::{MaxUnpoolOptions, max_unpool_unchecked};
-///
-/// let device = Device::flex();
-/// let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
-/// let indices = Tensor::<3, Int>::from_ints([[[1, 8]]], &device); // 8 is out of range
-/// let y = max_unpool_unchecked(x, indices, MaxUnpoolOptions::new([2]));
-/// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 0.0, 0.0]]]), false);
-/// ```
-pub fn max_unpool_unchecked<const D: usize, const R: usize>(
-    x: Tensor<R>,
-    indices: Tensor<R, Int>,
-    options: MaxUnpoolOptions<D>,
-) -> Tensor<R> {
-    let plan = or_panic(plan_for(&x, &indices, options.request()));
-    unpool(x, indices, plan.skipping_invalid_indices())
 }
 
 /// The gradient of `x` of [`max_unpool`] for the output gradient `grad`.
@@ -220,21 +199,12 @@ fn run<const R: usize>(
     indices: Tensor<R, Int>,
     plan: UnpoolPlan,
 ) -> Tensor<R> {
-    let route = Route::of(&input.device(), &plan);
-    match (route, direction) {
-        (Route::Composed, Direction::Forward) => composed::max_unpool(input, indices, &plan),
-        (Route::Composed, Direction::Backward) => {
-            composed::max_unpool_backward(input, indices, &plan)
-        }
-        (route, direction) => {
+    match Route::of(&input.device(), &plan) {
+        Route::Composed => composed::run(direction, input, indices, &plan),
+        route => {
             route.check_index_values(&indices, &plan);
             let (input, indices) = (input.into_dispatch(), indices.into_dispatch());
-            Tensor::from_dispatch(match direction {
-                Direction::Forward => <Dispatch as UnpoolBackend>::max_unpool(input, indices, plan),
-                Direction::Backward => {
-                    <Dispatch as UnpoolBackend>::max_unpool_backward(input, indices, plan)
-                }
-            })
+            Tensor::from_dispatch(backend::run::<Dispatch>(direction, input, indices, plan))
         }
     }
 }
@@ -251,7 +221,10 @@ enum Route {
 }
 
 impl Route {
-    #[allow(deprecated)] // NdArray is deprecated in Burn 0.22 but still shipped, and supported.
+    // NdArray is deprecated in Burn 0.22 but still shipped, and supported; only the GPU route
+    // depends on the plan.
+    #[allow(deprecated)]
+    #[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
     fn of(device: &Device, plan: &UnpoolPlan) -> Self {
         match device.as_dispatch().clone().inner() {
             DispatchDevice::Flex(_) | DispatchDevice::NdArray(_) => Self::HostKernels,

@@ -14,10 +14,8 @@ mod plan;
 
 pub use backend::UnpoolBackend;
 pub use burn_unpool_shape::default_output_size;
-pub use error::UnpoolError;
-pub use functional::{
-    max_unpool, max_unpool_backward, max_unpool_unchecked, max_unpool1d, max_unpool2d, max_unpool3d,
-};
+pub use error::{PoolAxis, UnpoolError};
+pub use functional::{max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d, max_unpool3d};
 pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
 pub use plan::UnpoolPlan;
 

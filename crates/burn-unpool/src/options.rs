@@ -56,6 +56,9 @@ pub struct MaxUnpoolOptions<const D: usize> {
     pub output_size: Option<OutputSize<D>>,
     /// How the indices address the output.
     pub index_layout: IndexLayout,
+    /// Whether index values are checked (the default): an index out of range is reported with a
+    /// panic naming it. Without the check it is skipped (never written) on every device.
+    pub check_indices: bool,
 }
 
 impl<const D: usize> MaxUnpoolOptions<D> {
@@ -72,6 +75,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             dilation: [1; D],
             output_size: None,
             index_layout: IndexLayout::PerPlane,
+            check_indices: true,
         }
     }
 
@@ -98,6 +102,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             dilation: pool.dilation,
             output_size: None,
             index_layout: IndexLayout::PerPlane,
+            check_indices: true,
         }
     }
 
@@ -142,6 +147,30 @@ impl<const D: usize> MaxUnpoolOptions<D> {
         self.index_layout = layout;
         self
     }
+
+    /// Skips the check of index values, for indices the caller vouches for (those of the
+    /// matching max pool): one out of range is skipped, never written, on every device, as if
+    /// that element of `x` were missing.
+    ///
+    /// Checking costs little on CPU devices, which check while they read the indices, but on GPU
+    /// devices it reads one word back from the device before the op runs, which waits for the
+    /// queued work to finish. Every other check still runs.
+    ///
+    /// ```
+    /// use burn::tensor::{Device, Int, Tensor, TensorData};
+    /// use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
+    ///
+    /// let device = Device::flex();
+    /// let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
+    /// let indices = Tensor::<3, Int>::from_ints([[[1, 8]]], &device); // 8 is out of range
+    /// let options = MaxUnpoolOptions::new([2]).without_index_check();
+    /// let y = max_unpool1d(x, indices, options);
+    /// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 0.0, 0.0]]]), false);
+    /// ```
+    pub fn without_index_check(mut self) -> Self {
+        self.check_indices = false;
+        self
+    }
 }
 
 impl<const D: usize> From<&MaxPoolOptions<D>> for MaxUnpoolOptions<D> {
@@ -166,6 +195,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             }),
             layout: self.index_layout,
             index_plane: IndexPlane::Output,
+            check_indices: self.check_indices,
         }
     }
 }

@@ -123,12 +123,6 @@ impl UnpoolPlan {
         self.index_plane == self.output_shape[2..]
     }
 
-    /// The same plan, for indices the caller vouches for: one out of range is skipped.
-    pub(crate) fn skipping_invalid_indices(mut self) -> Self {
-        self.reports_invalid_indices = false;
-        self
-    }
-
     /// The error for the element at flat position `element` of the indices, holding `value`.
     pub(crate) fn index_error(&self, element: usize, value: i64) -> UnpoolError {
         let mut position = vec![0; self.input_shape.len()];
@@ -181,13 +175,23 @@ impl UnpoolPlan {
     }
 }
 
-/// Which tensor a backend op receives beside the indices.
+/// Which of the two adjoint ops runs, and so which tensor it receives beside the indices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Direction {
-    /// `x`, of the input shape.
+    /// The unpooling: `x`, of the input shape, to the output shape.
     Forward,
-    /// The output gradient, of the output shape.
+    /// Its gradient: the output gradient, of the output shape, to the input shape.
     Backward,
+}
+
+impl Direction {
+    /// The other direction: each op's derivative is the other op.
+    pub(crate) fn adjoint(self) -> Self {
+        match self {
+            Self::Forward => Self::Backward,
+            Self::Backward => Self::Forward,
+        }
+    }
 }
 
 /// Where the indices are read: in the output plane, or (the ONNX reference rule) in the
@@ -205,6 +209,7 @@ pub(crate) struct Request {
     pub output_size: Option<RequestedSize>,
     pub layout: IndexLayout,
     pub index_plane: IndexPlane,
+    pub check_indices: bool,
 }
 
 impl Request {
@@ -238,7 +243,7 @@ impl Request {
             output_shape,
             index_plane,
             layout: self.layout,
-            reports_invalid_indices: true,
+            reports_invalid_indices: self.check_indices,
         })
     }
 }

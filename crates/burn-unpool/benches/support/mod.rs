@@ -6,6 +6,16 @@
 use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use burn_unpool::MaxUnpoolOptions;
 
+/// The CPU devices measured, with the index dtype their own pool emits: Flex (i32) and
+/// NdArray (i64).
+#[allow(deprecated)] // NdArray is deprecated in Burn 0.22 but still shipped; it is measured.
+pub fn cpu_devices() -> [(&'static str, Device, DType); 2] {
+    [
+        ("flex", Device::flex(), DType::I32),
+        ("ndarray", Device::ndarray(), DType::I64),
+    ]
+}
+
 /// One unpooling workload.
 #[derive(Clone, Debug)]
 pub struct Workload {

@@ -9,23 +9,18 @@ use burn::backend::autodiff::{
     grads::Gradients,
     ops::{Backward, Ops, OpsKind},
 };
-use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::tensor::{FloatTensor as Float, IntTensor as Int};
 
-use super::UnpoolBackend;
+use super::{UnpoolBackend, run};
 use crate::UnpoolPlan;
+use crate::plan::Direction;
 
-/// Which of the two adjoint ops a node applied; its backward applies the other.
-#[derive(Debug, Clone, Copy)]
-enum Direction {
-    Forward,
-    Backward,
-}
-
+/// The backward of a node that applied `Direction`: the other direction.
 #[derive(Debug)]
 struct AdjointBackward(Direction);
 
 impl<B: UnpoolBackend> Backward<B, 1> for AdjointBackward {
-    type State = (IntTensor<B>, UnpoolPlan);
+    type State = (Int<B>, UnpoolPlan);
 
     fn backward(
         self,
@@ -37,10 +32,7 @@ impl<B: UnpoolBackend> Backward<B, 1> for AdjointBackward {
         let grad = grads.consume::<B>(&ops.node);
         let (indices, plan) = ops.state;
         if let Some(parent) = parent {
-            let grad = match self.0 {
-                Direction::Forward => B::max_unpool_backward(grad, indices, plan),
-                Direction::Backward => B::max_unpool(grad, indices, plan),
-            };
+            let grad = run::<B>(self.0.adjoint(), grad, indices, plan);
             grads.register::<B>(parent.id, grad);
         }
     }
@@ -48,48 +40,40 @@ impl<B: UnpoolBackend> Backward<B, 1> for AdjointBackward {
 
 fn apply<B: UnpoolBackend, C: CheckpointStrategy>(
     direction: Direction,
-    input: FloatTensor<Autodiff<B, C>>,
-    indices: IntTensor<B>,
+    input: Float<Autodiff<B, C>>,
+    indices: Int<B>,
     plan: UnpoolPlan,
-) -> FloatTensor<Autodiff<B, C>> {
-    let run = |input: FloatTensor<B>, indices: IntTensor<B>, plan: UnpoolPlan| match direction {
-        Direction::Forward => B::max_unpool(input, indices, plan),
-        Direction::Backward => B::max_unpool_backward(input, indices, plan),
-    };
+) -> Float<Autodiff<B, C>> {
     match AdjointBackward(direction)
         .prepare::<C>([input.node()])
         .compute_bound()
         .stateful()
     {
         OpsKind::Tracked(prep) => {
-            let output = run(input.into_primitive(), indices.clone(), plan.clone());
+            let output = run::<B>(
+                direction,
+                input.into_primitive(),
+                indices.clone(),
+                plan.clone(),
+            );
             prep.finish((indices, plan), output)
         }
-        OpsKind::UnTracked(prep) => prep.finish(run(input.into_primitive(), indices, plan)),
+        OpsKind::UnTracked(prep) => {
+            prep.finish(run::<B>(direction, input.into_primitive(), indices, plan))
+        }
     }
 }
 
 impl<B: UnpoolBackend, C: CheckpointStrategy> UnpoolBackend for Autodiff<B, C> {
-    fn max_unpool(
-        x: FloatTensor<Self>,
-        indices: IntTensor<Self>,
-        plan: UnpoolPlan,
-    ) -> FloatTensor<Self> {
+    fn max_unpool(x: Float<Self>, indices: Int<Self>, plan: UnpoolPlan) -> Float<Self> {
         apply::<B, C>(Direction::Forward, x, indices, plan)
     }
 
-    fn max_unpool_backward(
-        grad: FloatTensor<Self>,
-        indices: IntTensor<Self>,
-        plan: UnpoolPlan,
-    ) -> FloatTensor<Self> {
+    fn max_unpool_backward(grad: Float<Self>, indices: Int<Self>, plan: UnpoolPlan) -> Float<Self> {
         apply::<B, C>(Direction::Backward, grad, indices, plan)
     }
 
-    fn max_unpool_invalid_index_flag(
-        indices: IntTensor<Self>,
-        plan: UnpoolPlan,
-    ) -> IntTensor<Self> {
+    fn max_unpool_invalid_index_flag(indices: Int<Self>, plan: UnpoolPlan) -> Int<Self> {
         B::max_unpool_invalid_index_flag(indices, plan)
     }
 }

@@ -3,24 +3,10 @@
 use burn::backend::Flex;
 use burn::backend::flex::FlexTensor;
 
-use super::{HostBackend, HostView, UnpoolBackend};
-use crate::UnpoolPlan;
+use super::{HostView, host_backend};
 use crate::kernel::host::HostTensor;
 
-const FLEX: HostBackend<FlexTensor> = HostBackend {
-    view,
-    wrap: FlexTensor::from_data,
-};
-
-impl UnpoolBackend for Flex {
-    fn max_unpool(x: FlexTensor, indices: FlexTensor, plan: UnpoolPlan) -> FlexTensor {
-        FLEX.forward(x, indices, plan)
-    }
-
-    fn max_unpool_backward(grad: FlexTensor, indices: FlexTensor, plan: UnpoolPlan) -> FlexTensor {
-        FLEX.backward(grad, indices, plan)
-    }
-}
+host_backend!(Flex, FlexTensor, view: view, wrap: FlexTensor::from_data);
 
 /// The tensor's own bytes when it is a row-major view, else a row-major copy.
 fn view(tensor: &FlexTensor) -> HostView<'_> {

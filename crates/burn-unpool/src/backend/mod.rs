@@ -16,7 +16,7 @@ mod ndarray;
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, TensorMetadata, backend_extension};
-use burn::tensor::{DType, Shape, TensorData, read_sync};
+use burn::tensor::{Shape, TensorData, read_sync};
 
 use crate::UnpoolPlan;
 use crate::kernel::host::{self, HostTensor};
@@ -63,7 +63,7 @@ use crate::plan::Direction;
 pub trait UnpoolBackend: Backend {
     /// Writes every value of `x` into a zero-filled output of shape `plan.output_shape()` at the
     /// position its index gives; with duplicate indices the last in row-major order of `x` wins.
-    #[fusion(dtype = x, shape = plan.checked_output_shape(x, indices))]
+    #[fusion(dtype = x, shape = plan.checked_result_shape(Direction::Forward, x, indices))]
     fn max_unpool(
         x: FloatTensor<Self>,
         indices: IntTensor<Self>,
@@ -74,7 +74,7 @@ pub trait UnpoolBackend: Backend {
     /// won the write at `indices[p]`, zero elsewhere. It is also the adjoint of [`max_unpool`].
     ///
     /// [`max_unpool`]: UnpoolBackend::max_unpool
-    #[fusion(dtype = grad, shape = plan.checked_input_shape(grad, indices))]
+    #[fusion(dtype = grad, shape = plan.checked_result_shape(Direction::Backward, grad, indices))]
     fn max_unpool_backward(
         grad: FloatTensor<Self>,
         indices: IntTensor<Self>,
@@ -85,12 +85,12 @@ pub trait UnpoolBackend: Backend {
     ///
     /// The default body reads the indices to the host; the GPU devices answer on the device, so
     /// only one word travels.
-    #[fusion(dtype = DType::U32, shape = plan.checked_flag_shape(indices))]
+    #[fusion(dtype = burn::tensor::DType::U32, shape = plan.checked_flag_shape(indices))]
     fn max_unpool_invalid_index_flag(
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
     ) -> IntTensor<Self> {
-        plan.assert_indices("max_unpool_invalid_index_flag", &indices.shape());
+        plan.checked_flag_shape(&indices.shape());
         let device = indices.device();
         let data = read_sync(Self::int_into_data(indices)).expect("reading the indices");
         let host = HostTensor {
@@ -102,19 +102,33 @@ pub trait UnpoolBackend: Backend {
     }
 }
 
-impl UnpoolPlan {
-    /// The output shape, after checking that `x` and `indices` are the tensors of this plan.
-    #[track_caller]
-    pub(crate) fn checked_output_shape(&self, x: &[usize], indices: &[usize]) -> Shape {
-        self.assert_inputs("max_unpool", x, indices, Direction::Forward);
-        Shape::from(self.output_shape().to_vec())
+/// `B`'s op in `direction`: [`UnpoolBackend::max_unpool`] or [`UnpoolBackend::max_unpool_backward`].
+pub(crate) fn run<B: UnpoolBackend>(
+    direction: Direction,
+    input: FloatTensor<B>,
+    indices: IntTensor<B>,
+    plan: UnpoolPlan,
+) -> FloatTensor<B> {
+    match direction {
+        Direction::Forward => B::max_unpool(input, indices, plan),
+        Direction::Backward => B::max_unpool_backward(input, indices, plan),
     }
+}
 
-    /// The input shape, after checking that `grad` and `indices` are the tensors of this plan.
+impl UnpoolPlan {
+    /// The shape of what `direction` computes, after checking its inputs against this plan.
     #[track_caller]
-    pub(crate) fn checked_input_shape(&self, grad: &[usize], indices: &[usize]) -> Shape {
-        self.assert_inputs("max_unpool_backward", grad, indices, Direction::Backward);
-        Shape::from(self.input_shape().to_vec())
+    pub(crate) fn checked_result_shape(
+        &self,
+        direction: Direction,
+        input: &[usize],
+        indices: &[usize],
+    ) -> Shape {
+        self.assert_inputs(op_name(direction), input, indices, direction);
+        Shape::from(match direction {
+            Direction::Forward => self.output_shape().to_vec(),
+            Direction::Backward => self.input_shape().to_vec(),
+        })
     }
 
     /// The flag's shape `[1]`, after checking that `indices` are those of this plan.
@@ -123,15 +137,6 @@ impl UnpoolPlan {
         self.assert_indices("max_unpool_invalid_index_flag", indices);
         Shape::new([1])
     }
-}
-
-/// The CPU kernels on the host memory of a backend whose tensors are there (Flex, NdArray).
-///
-/// `view(tensor, f)` calls `f` with a contiguous row-major view of `tensor`; `wrap` turns the
-/// kernel's data into the backend's tensor. Bad indices panic with the kernel's message.
-pub(crate) struct HostBackend<T> {
-    pub view: for<'a> fn(&'a T) -> HostView<'a>,
-    pub wrap: fn(TensorData) -> T,
 }
 
 /// A contiguous row-major view of a host tensor, borrowed or (for a strided one) copied.
@@ -152,18 +157,49 @@ impl HostView<'_> {
     }
 }
 
-impl<T: TensorMetadata> HostBackend<T> {
-    pub fn forward(&self, x: T, indices: T, plan: UnpoolPlan) -> T {
-        plan.checked_output_shape(&x.shape(), &indices.shape());
-        let (x, indices) = ((self.view)(&x), (self.view)(&indices));
-        let data = host::forward(x.tensor(), indices.tensor(), &plan);
-        (self.wrap)(crate::error::or_panic(data))
-    }
+/// Implements [`UnpoolBackend`] for a backend whose tensors are in host memory with the CPU
+/// kernels: `$view` gives a tensor's [`HostView`], `$wrap` turns the kernels' data into a tensor.
+/// Bad indices panic with the kernels' message.
+macro_rules! host_backend {
+    ($backend:ty, $tensor:ty, view: $view:expr, wrap: $wrap:expr) => {
+        impl $crate::backend::UnpoolBackend for $backend {
+            fn max_unpool(x: $tensor, indices: $tensor, plan: $crate::UnpoolPlan) -> $tensor {
+                use $crate::plan::Direction::Forward;
+                $crate::backend::run_on_host(Forward, x, indices, plan, $view, $wrap)
+            }
 
-    pub fn backward(&self, grad: T, indices: T, plan: UnpoolPlan) -> T {
-        plan.checked_input_shape(&grad.shape(), &indices.shape());
-        let (grad, indices) = ((self.view)(&grad), (self.view)(&indices));
-        let data = host::backward(grad.tensor(), indices.tensor(), &plan);
-        (self.wrap)(crate::error::or_panic(data))
+            fn max_unpool_backward(
+                grad: $tensor,
+                indices: $tensor,
+                plan: $crate::UnpoolPlan,
+            ) -> $tensor {
+                use $crate::plan::Direction::Backward;
+                $crate::backend::run_on_host(Backward, grad, indices, plan, $view, $wrap)
+            }
+        }
+    };
+}
+pub(crate) use host_backend;
+
+/// The body of [`host_backend`]'s methods.
+pub(crate) fn run_on_host<T: TensorMetadata>(
+    direction: Direction,
+    input: T,
+    indices: T,
+    plan: UnpoolPlan,
+    view: for<'a> fn(&'a T) -> HostView<'a>,
+    wrap: fn(TensorData) -> T,
+) -> T {
+    plan.checked_result_shape(direction, &input.shape(), &indices.shape());
+    let (input, indices) = (view(&input), view(&indices));
+    let data = host::run(direction, input.tensor(), indices.tensor(), &plan);
+    wrap(crate::error::or_panic(data))
+}
+
+/// The trait method that runs `direction`.
+fn op_name(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Forward => "max_unpool",
+        Direction::Backward => "max_unpool_backward",
     }
 }

@@ -8,28 +8,10 @@ use burn::backend::NdArray;
 use burn::backend::ndarray::NdArrayTensor;
 use burn::tensor::{DType, TensorData};
 
-use super::{HostBackend, HostView, UnpoolBackend};
-use crate::UnpoolPlan;
+use super::{HostView, host_backend};
 use crate::kernel::host::HostTensor;
 
-const NDARRAY: HostBackend<NdArrayTensor> = HostBackend {
-    view,
-    wrap: NdArrayTensor::from_data,
-};
-
-impl UnpoolBackend for NdArray {
-    fn max_unpool(x: NdArrayTensor, indices: NdArrayTensor, plan: UnpoolPlan) -> NdArrayTensor {
-        NDARRAY.forward(x, indices, plan)
-    }
-
-    fn max_unpool_backward(
-        grad: NdArrayTensor,
-        indices: NdArrayTensor,
-        plan: UnpoolPlan,
-    ) -> NdArrayTensor {
-        NDARRAY.backward(grad, indices, plan)
-    }
-}
+host_backend!(NdArray, NdArrayTensor, view: view, wrap: NdArrayTensor::from_data);
 
 /// The array's own elements when it is in standard layout, else a row-major copy.
 fn view(tensor: &NdArrayTensor) -> HostView<'_> {

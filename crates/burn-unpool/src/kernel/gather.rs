@@ -7,25 +7,20 @@
 //! bitset costs about 2-3 ms over a plain gather's 2 ms; a plain gather is PyTorch's
 //! every-writer rule, which is not the exact derivative.)
 
-use bytemuck::Zeroable;
 use fixedbitset::FixedBitSet;
 
 use super::buffer::zeroed_buffer;
-use super::{BadIndex, IndexValue, IndexWindow, Landing, Placement, for_each_chunk};
+use super::{BadIndex, ChunkIndices, IndexValue, Placement, Value, for_each_chunk};
 use crate::UnpoolPlan;
 use crate::error::UnpoolError;
 
 /// The gradient of `x` for the output gradient `grad` (row-major, `plan.output_shape()`):
 /// `dx[p] = grad[indices[p]]` if `p` won the write at `indices[p]`, else zero.
-pub(crate) fn unpool_backward<E, I>(
+pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     grad: &[E],
     indices: &[I],
     plan: &UnpoolPlan,
-) -> Result<Vec<E>, UnpoolError>
-where
-    E: Copy + Zeroable + Send + Sync,
-    I: IndexValue,
-{
+) -> Result<Vec<E>, UnpoolError> {
     assert_eq!(
         (grad.len(), indices.len()),
         (plan.output_len(), plan.input_len()),
@@ -37,49 +32,43 @@ where
     for_each_chunk(plan, &mut dx, in_plane, |planes, dx, window| {
         let grad = &grad[planes.start * out_plane..planes.end * out_plane];
         let indices = &indices[planes.start * in_plane..planes.end * in_plane];
-        match &placement {
-            Placement::Identity => gather_winners(grad, indices, dx, window, |i| i),
-            embed => gather_winners(grad, indices, dx, window, |i| embed.place(i)),
-        }
+        let chunk = ChunkIndices {
+            indices,
+            window,
+            placement: &placement,
+        };
+        chunk.gather_winners(grad, dx)
     })?;
     Ok(dx)
 }
 
-/// One chunk of the backward. One pass gathers every element's gradient in order and notes
-/// whether a position was reached twice; only then does a backward pass zero the elements whose
-/// write was overwritten (walking backwards, the first to reach a position is the one whose write
-/// survived). Without duplicates, the usual case, the second pass never runs.
-#[inline(always)]
-fn gather_winners<E: Copy + Zeroable, I: IndexValue>(
-    grad: &[E],
-    indices: &[I],
-    dx: &mut [E],
-    window: IndexWindow,
-    place: impl Fn(usize) -> usize,
-) -> Result<(), BadIndex> {
-    let mut claimed = FixedBitSet::with_capacity(grad.len());
-    let mut duplicates = false;
-    for (element, (d, &index)) in dx.iter_mut().zip(indices).enumerate() {
-        let value = index.to_i64();
-        match window.land(value) {
-            Landing::At(relative) => {
-                let target = place(relative);
+impl<I: IndexValue> ChunkIndices<'_, I> {
+    /// One chunk of the backward. One pass gathers every element's gradient from `grad` into
+    /// `dx` in order and notes whether a position was reached twice; only then does a backward
+    /// pass zero the elements whose write was overwritten (walking backwards, the first to reach
+    /// a position is the one whose write survived). Without duplicates, the usual case, the
+    /// second pass never runs.
+    #[inline(always)]
+    fn gather_winners<E: Value>(&self, grad: &[E], dx: &mut [E]) -> Result<(), BadIndex> {
+        assert_eq!(dx.len(), self.indices.len());
+        let mut claimed = FixedBitSet::with_capacity(grad.len());
+        let mut duplicates = false;
+        for (element, d) in dx.iter_mut().enumerate() {
+            if let Some(target) = self.target(element)? {
                 duplicates |= claimed.put(target);
                 *d = grad[target];
             }
-            Landing::Skipped => {}
-            Landing::Outside => return Err(BadIndex { element, value }),
         }
-    }
-    if duplicates {
-        claimed.clear();
-        for (d, &index) in dx.iter_mut().zip(indices).rev() {
-            if let Landing::At(relative) = window.land(index.to_i64())
-                && claimed.put(place(relative))
-            {
-                *d = E::zeroed();
+        if duplicates {
+            claimed.clear();
+            for (element, d) in dx.iter_mut().enumerate().rev() {
+                if let Ok(Some(target)) = self.target(element)
+                    && claimed.put(target)
+                {
+                    *d = E::zeroed();
+                }
             }
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -8,6 +8,7 @@ use bytemuck::Pod;
 
 use crate::UnpoolPlan;
 use crate::error::UnpoolError;
+use crate::plan::Direction;
 
 /// A contiguous, row-major tensor in host memory: its bytes and its dtype.
 #[derive(Clone, Copy, Debug)]
@@ -79,28 +80,26 @@ fn unsupported(values: HostTensor<'_>, indices: HostTensor<'_>) -> ! {
     )
 }
 
-/// The forward of `plan` as data of the output shape.
-pub(crate) fn forward(
-    x: HostTensor<'_>,
+/// The forward (`input` is `x`) or the backward (`input` is the output gradient) of `plan`, as
+/// data of the output shape or of the input shape.
+pub(crate) fn run(
+    direction: Direction,
+    input: HostTensor<'_>,
     indices: HostTensor<'_>,
     plan: &UnpoolPlan,
 ) -> Result<TensorData, UnpoolError> {
-    with_element_types!(x, indices, |E, I| {
-        let out = super::unpool_forward::<E, I>(&x.elements(), &indices.elements(), plan)?;
-        Ok(TensorData::new(out, plan.output_shape().to_vec()))
-    })
-}
-
-/// The backward of `plan` (the gradient of `x` for the output gradient `grad`) as data of the
-/// input shape.
-pub(crate) fn backward(
-    grad: HostTensor<'_>,
-    indices: HostTensor<'_>,
-    plan: &UnpoolPlan,
-) -> Result<TensorData, UnpoolError> {
-    with_element_types!(grad, indices, |E, I| {
-        let dx = super::unpool_backward::<E, I>(&grad.elements(), &indices.elements(), plan)?;
-        Ok(TensorData::new(dx, plan.input_shape().to_vec()))
+    with_element_types!(input, indices, |E, I| {
+        let (input, indices) = (input.elements::<E>(), indices.elements::<I>());
+        Ok(match direction {
+            Direction::Forward => TensorData::new(
+                super::unpool_forward(&input, &indices, plan)?,
+                plan.output_shape().to_vec(),
+            ),
+            Direction::Backward => TensorData::new(
+                super::unpool_backward(&input, &indices, plan)?,
+                plan.input_shape().to_vec(),
+            ),
+        })
     })
 }
 

@@ -27,6 +27,11 @@ use rayon::prelude::*;
 use crate::error::UnpoolError;
 use crate::{IndexLayout, UnpoolPlan};
 
+/// A value element type: plain data the kernels copy, shared across threads.
+pub(crate) trait Value: Copy + Zeroable + Send + Sync {}
+
+impl<T: Copy + Zeroable + Send + Sync> Value for T {}
+
 /// An index element type: a signed integer the kernels read as `i64`.
 pub(crate) trait IndexValue: Copy + Send + Sync + 'static {
     /// The value, widened without loss.
@@ -89,6 +94,28 @@ impl IndexWindow {
         match self.skip_outside {
             Some(end) if value < 0 || value as u64 >= end as u64 => Landing::Skipped,
             _ => Landing::Outside,
+        }
+    }
+}
+
+/// The indices of one chunk and where they land in the chunk's output: read relative to the
+/// chunk's window, then placed in its output plane(s).
+pub(crate) struct ChunkIndices<'a, I> {
+    pub indices: &'a [I],
+    pub window: IndexWindow,
+    pub placement: &'a Placement,
+}
+
+impl<I: IndexValue> ChunkIndices<'_, I> {
+    /// The output position of the index of `element`; `None` when it is skipped, an error when
+    /// it lands outside the chunk.
+    #[inline(always)]
+    pub(crate) fn target(&self, element: usize) -> Result<Option<usize>, BadIndex> {
+        let value = self.indices[element].to_i64();
+        match self.window.land(value) {
+            Landing::At(relative) => Ok(Some(self.placement.place(relative))),
+            Landing::Skipped => Ok(None),
+            Landing::Outside => Err(BadIndex { element, value }),
         }
     }
 }
@@ -171,7 +198,8 @@ mod tests {
         let indices = [0i64, 5, 8, -1];
         let x = [1.0f32, 2.0, 3.0, 4.0];
         assert!(unpool_forward(&x, &indices, &plan).is_err());
-        let out = unpool_forward(&x, &indices, &plan.skipping_invalid_indices()).unwrap();
+        let unchecked = UnpoolPlan::new(&[1, 2, 2], &[1, 2, 2], &options.without_index_check());
+        let out = unpool_forward(&x, &indices, &unchecked.unwrap()).unwrap();
         assert_eq!(out, [1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
     }
 }

@@ -1,38 +1,28 @@
 //! Forward: write every value of `x` at its index, last write winning.
 
-use bytemuck::Zeroable;
-
 use super::buffer::zeroed_buffer;
-use super::{BadIndex, IndexValue, IndexWindow, Landing, Placement, for_each_chunk};
+use super::{BadIndex, ChunkIndices, IndexValue, Placement, Value, for_each_chunk};
 use crate::UnpoolPlan;
 use crate::error::UnpoolError;
 
 /// The unpooled output of `x` (row-major, `plan.output_shape()`), in a fresh zeroed buffer.
-pub(crate) fn unpool_forward<E, I>(
+pub(crate) fn unpool_forward<E: Value, I: IndexValue>(
     x: &[E],
     indices: &[I],
     plan: &UnpoolPlan,
-) -> Result<Vec<E>, UnpoolError>
-where
-    E: Copy + Zeroable + Send + Sync,
-    I: IndexValue,
-{
+) -> Result<Vec<E>, UnpoolError> {
     let mut out = zeroed_buffer::<E>(plan.output_len());
     unpool_forward_into(x, indices, plan, &mut out)?;
     Ok(out)
 }
 
 /// Unpools `x` into `out`, which must hold `plan.output_len()` zeros (for reusing a buffer).
-pub(crate) fn unpool_forward_into<E, I>(
+pub(crate) fn unpool_forward_into<E: Value, I: IndexValue>(
     x: &[E],
     indices: &[I],
     plan: &UnpoolPlan,
     out: &mut [E],
-) -> Result<(), UnpoolError>
-where
-    E: Copy + Zeroable + Send + Sync,
-    I: IndexValue,
-{
+) -> Result<(), UnpoolError> {
     assert_eq!(
         (x.len(), indices.len(), out.len()),
         (plan.input_len(), plan.input_len(), plan.output_len()),
@@ -43,34 +33,26 @@ where
     for_each_chunk(plan, out, plan.output_plane_len(), |planes, out, window| {
         let range = planes.start * in_plane..planes.end * in_plane;
         let (x, indices) = (&x[range.clone()], &indices[range]);
-        match &placement {
-            Placement::Identity => unpool_plane(x, indices, out, window, |i| i),
-            embed => unpool_plane(x, indices, out, window, |i| embed.place(i)),
-        }
+        let chunk = ChunkIndices {
+            indices,
+            window,
+            placement: &placement,
+        };
+        chunk.scatter(x, out)
     })
 }
 
-/// Scatters one chunk in row-major order of `x`, so a later duplicate overwrites an earlier one.
-#[inline(always)]
-fn unpool_plane<E: Copy, I: IndexValue>(
-    x: &[E],
-    indices: &[I],
-    out: &mut [E],
-    window: IndexWindow,
-    place: impl Fn(usize) -> usize,
-) -> Result<(), BadIndex> {
-    for (element, (&value, &index)) in x.iter().zip(indices).enumerate() {
-        let index = index.to_i64();
-        match window.land(index) {
-            Landing::At(relative) => out[place(relative)] = value,
-            Landing::Skipped => {}
-            Landing::Outside => {
-                return Err(BadIndex {
-                    element,
-                    value: index,
-                });
+impl<I: IndexValue> ChunkIndices<'_, I> {
+    /// Scatters the chunk's values `x` into `out` in row-major order of `x`, so a later
+    /// duplicate overwrites an earlier one.
+    #[inline(always)]
+    fn scatter<E: Copy>(&self, x: &[E], out: &mut [E]) -> Result<(), BadIndex> {
+        assert_eq!(x.len(), self.indices.len());
+        for (element, &value) in x.iter().enumerate() {
+            if let Some(target) = self.target(element)? {
+                out[target] = value;
             }
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -4,7 +4,7 @@
 use fixedbitset::FixedBitSet;
 
 use super::buffer::zeroed_buffer;
-use super::{BadIndex, IndexValue, Landing, Placement, for_each_chunk};
+use super::{ChunkIndices, IndexValue, Placement, for_each_chunk};
 use crate::UnpoolPlan;
 use crate::error::UnpoolError;
 
@@ -20,13 +20,15 @@ pub(crate) fn winners<I: IndexValue>(
     let mut targets = zeroed_buffer::<usize>(plan.input_len());
     for_each_chunk(plan, &mut targets, in_plane, |planes, targets, window| {
         let indices = &indices[planes.start * in_plane..planes.end * in_plane];
-        for (element, (&index, target)) in indices.iter().zip(targets).enumerate() {
-            let value = index.to_i64();
-            *target = match window.land(value) {
-                Landing::At(relative) => planes.start * out_plane + placement.place(relative),
-                Landing::Skipped => NOWHERE,
-                Landing::Outside => return Err(BadIndex { element, value }),
-            };
+        let chunk = ChunkIndices {
+            indices,
+            window,
+            placement: &placement,
+        };
+        for (element, target) in targets.iter_mut().enumerate() {
+            *target = chunk
+                .target(element)?
+                .map_or(NOWHERE, |offset| planes.start * out_plane + offset);
         }
         Ok(())
     })?;

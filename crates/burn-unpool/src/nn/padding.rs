@@ -4,6 +4,9 @@ use burn::nn::{PaddingConfig1d, PaddingConfig2d};
 
 /// A pool's padding config, resolved to one `(begin, end)` pair per spatial axis.
 pub(crate) trait PaddingPairs<const D: usize> {
+    /// The pairs of `Valid` and `Explicit` padding; `None` for `Same`.
+    fn explicit(&self) -> Option<[(usize, usize); D]>;
+
     /// The pairs for a pool of `kernel` and `stride` over an input of spatial size `input`.
     ///
     /// `None` when the pairs depend on an input size that is not given: `Same` padding with a
@@ -13,38 +16,32 @@ pub(crate) trait PaddingPairs<const D: usize> {
         kernel: [usize; D],
         stride: [usize; D],
         input: Option<[usize; D]>,
-    ) -> Option<[(usize, usize); D]>;
-}
-
-impl PaddingPairs<1> for PaddingConfig1d {
-    fn pairs(
-        &self,
-        kernel: [usize; 1],
-        stride: [usize; 1],
-        input: Option<[usize; 1]>,
-    ) -> Option<[(usize, usize); 1]> {
-        match self {
-            Self::Valid => Some([(0, 0)]),
-            Self::Explicit(begin, end) => Some([(*begin, *end)]),
-            Self::Same => same(kernel, stride, input),
-        }
+    ) -> Option<[(usize, usize); D]> {
+        self.explicit().or_else(|| same(kernel, stride, input))
     }
 }
 
-impl PaddingPairs<2> for PaddingConfig2d {
-    fn pairs(
-        &self,
-        kernel: [usize; 2],
-        stride: [usize; 2],
-        input: Option<[usize; 2]>,
-    ) -> Option<[(usize, usize); 2]> {
-        match self {
-            Self::Valid => Some([(0, 0); 2]),
-            Self::Explicit(top, left, bottom, right) => Some([(*top, *bottom), (*left, *right)]),
-            Self::Same => same(kernel, stride, input),
+/// Implements [`PaddingPairs`] for a Burn padding config whose `Explicit` variant's fields map
+/// to pairs by `$pairs`.
+macro_rules! padding_pairs {
+    ($config:ty, $dims:literal, |$($field:ident),*| $pairs:expr) => {
+        impl PaddingPairs<$dims> for $config {
+            fn explicit(&self) -> Option<[(usize, usize); $dims]> {
+                match *self {
+                    Self::Valid => Some([(0, 0); $dims]),
+                    Self::Explicit($($field),*) => Some($pairs),
+                    Self::Same => None,
+                }
+            }
         }
-    }
+    };
 }
+
+padding_pairs!(PaddingConfig1d, 1, |begin, end| [(begin, end)]);
+padding_pairs!(PaddingConfig2d, 2, |top, left, bottom, right| [
+    (top, bottom),
+    (left, right)
+]);
 
 fn same<const D: usize>(
     kernel: [usize; D],

@@ -128,6 +128,7 @@ impl MaxUnpoolAttributes {
             output_size: output_shape.map(|shape| RequestedSize::Full(shape.to_vec())),
             layout: IndexLayout::Global,
             index_plane,
+            check_indices: true,
         })
     }
 }

@@ -8,7 +8,7 @@
 //! Indices are read as 32-bit words, two per i64 index (little-endian: low word first), so i64
 //! indices work on devices without 64-bit integers. An index lands at [`target`], or nowhere when it
 //! is outside its valid range: an invalid index is never written, only reported by
-//! [`flag_invalid_indices`].
+//! [`index_pass`] with `flag_invalid`.
 
 use cubecl::prelude::*;
 
@@ -59,20 +59,33 @@ fn target(indices: &Tensor<u32>, p: usize, geometry: &IndexGeometry) -> usize {
     landing
 }
 
-/// `winners[o] = 1 + max { p : index of p lands at o }`, on a zero-filled `winners`.
-#[cube(launch_unchecked)]
-pub(super) fn elect_winners(
-    indices: &Tensor<u32>,
-    winners: &mut Tensor<Atomic<u32>>,
-    geometry: IndexGeometry,
-) {
+/// Where the index of this unit's element lands ([`target`]); units past the last element stop.
+#[cube]
+fn unit_landing(indices: &Tensor<u32>, geometry: &IndexGeometry) -> usize {
     let p = ABSOLUTE_POS;
     if p >= geometry.in_len {
         terminate!();
     }
-    let landing = target(indices, p, &geometry);
-    if landing < geometry.out_len {
-        winners[landing].fetch_max(u32::cast_from(p) + 1u32);
+    target(indices, p, geometry)
+}
+
+/// One pass over the indices, on a zero-filled `out`. The winner pass
+/// (`winners[o] = 1 + max { p : index of p lands at o }`), or with `flag_invalid` the check
+/// (`flag[0] = 1` when some index is out of range).
+#[cube(launch_unchecked)]
+pub(super) fn index_pass(
+    indices: &Tensor<u32>,
+    out: &mut Tensor<Atomic<u32>>,
+    geometry: IndexGeometry,
+    #[comptime] flag_invalid: bool,
+) {
+    let landing = unit_landing(indices, &geometry);
+    if flag_invalid {
+        if landing >= geometry.out_len {
+            out[0].fetch_max(1u32);
+        }
+    } else if landing < geometry.out_len {
+        out[landing].fetch_max(u32::cast_from(ABSOLUTE_POS) + 1u32);
     }
 }
 
@@ -107,35 +120,15 @@ pub(super) fn winner_gradient<T: Numeric>(
     geometry: IndexGeometry,
     #[define(T)] _dtype: ElemType,
 ) {
-    let p = ABSOLUTE_POS;
-    if p >= geometry.in_len {
-        terminate!();
-    }
-    let landing = target(indices, p, &geometry);
+    let landing = unit_landing(indices, &geometry);
     let mut value = T::from_int(0);
     // Nested, not `&&`: a kernel's `&&` need not short-circuit, and `winners[out_len]` is past
     // the end.
     #[allow(clippy::collapsible_if)]
     if landing < geometry.out_len {
-        if winners[landing] == u32::cast_from(p) + 1u32 {
+        if winners[landing] == u32::cast_from(ABSOLUTE_POS) + 1u32 {
             value = grad[landing];
         }
     }
-    dx[p] = value;
-}
-
-/// `flag[0] = 1` when some index is out of range, on a zero-filled `flag`.
-#[cube(launch_unchecked)]
-pub(super) fn flag_invalid_indices(
-    indices: &Tensor<u32>,
-    flag: &mut Tensor<Atomic<u32>>,
-    geometry: IndexGeometry,
-) {
-    let p = ABSOLUTE_POS;
-    if p >= geometry.in_len {
-        terminate!();
-    }
-    if target(indices, p, &geometry) >= geometry.out_len {
-        flag[0].fetch_max(1u32);
-    }
+    dx[ABSOLUTE_POS] = value;
 }

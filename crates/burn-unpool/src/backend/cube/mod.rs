@@ -18,85 +18,24 @@ use cubecl::prelude::*;
 use cubecl::{CubeDim, calculate_cube_count_elemwise};
 
 use super::UnpoolBackend;
+use crate::plan::Direction;
 use crate::{IndexLayout, UnpoolPlan};
 use kernels::IndexGeometryLaunch;
 
 impl UnpoolBackend for CubeBackend {
     fn max_unpool(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
-        let output_shape = plan.checked_output_shape(&x.shape(), &indices.shape());
-        let output = empty(&x, output_shape, x.dtype);
-        let indices = KernelIndices::new(&plan, indices);
-        if indices.out_len == 0 {
-            return output;
-        }
-        let winners = indices.elect_winners();
-        let x = into_contiguous(x);
-        let (cube_dim, cube_count) = launch_grid(&output, indices.out_len);
-        // SAFETY: `x` holds `in_len` elements and every winner is at most `in_len`; `winners` and
-        // `output` hold `out_len` elements and units past `out_len` stop at once.
-        unsafe {
-            kernels::gather_winners::launch_unchecked(
-                &output.client,
-                cube_count,
-                cube_dim,
-                x.into_tensor_arg(),
-                winners.into_tensor_arg(),
-                output.clone().into_tensor_arg(),
-                indices.out_len,
-                storage_type(output.dtype),
-            );
-        }
-        output
+        let shape = plan.checked_result_shape(Direction::Forward, &x.shape(), &indices.shape());
+        KernelIndices::new(&plan, indices).gather(Direction::Forward, x, shape)
     }
 
     fn max_unpool_backward(grad: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
-        let dx_shape = plan.checked_input_shape(&grad.shape(), &indices.shape());
-        let dx = empty(&grad, dx_shape, grad.dtype);
-        let indices = KernelIndices::new(&plan, indices);
-        if indices.in_len == 0 {
-            return dx;
-        }
-        let winners = indices.elect_winners();
-        let grad = into_contiguous(grad);
-        let (cube_dim, cube_count) = launch_grid(&dx, indices.in_len);
-        // SAFETY: `indices` holds `in_len` indices, `dx` `in_len` elements; `grad` and `winners`
-        // are read only at landings below `out_len`; units past `in_len` stop at once.
-        unsafe {
-            kernels::winner_gradient::launch_unchecked(
-                &dx.client,
-                cube_count,
-                cube_dim,
-                grad.into_tensor_arg(),
-                indices.words.clone().into_tensor_arg(),
-                winners.into_tensor_arg(),
-                dx.clone().into_tensor_arg(),
-                indices.geometry(),
-                storage_type(dx.dtype),
-            );
-        }
-        dx
+        let shape = plan.checked_result_shape(Direction::Backward, &grad.shape(), &indices.shape());
+        KernelIndices::new(&plan, indices).gather(Direction::Backward, grad, shape)
     }
 
     fn max_unpool_invalid_index_flag(indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         plan.checked_flag_shape(&indices.shape());
-        let flag = zeros(&indices, 1, DType::U32);
-        let indices = KernelIndices::new(&plan, indices);
-        if indices.in_len == 0 {
-            return flag;
-        }
-        let (cube_dim, cube_count) = launch_grid(&flag, indices.in_len);
-        // SAFETY: `indices` holds `in_len` indices and `flag` one word; units past `in_len` stop.
-        unsafe {
-            kernels::flag_invalid_indices::launch_unchecked(
-                &flag.client,
-                cube_count,
-                cube_dim,
-                indices.words.clone().into_tensor_arg(),
-                flag.clone().into_tensor_arg(),
-                indices.geometry(),
-            );
-        }
-        flag
+        KernelIndices::new(&plan, indices).invalid_index_flag()
     }
 }
 
@@ -178,26 +117,76 @@ impl KernelIndices {
         )
     }
 
+    /// The winner pass, then `direction`'s gather: in the forward every output position takes
+    /// its winner's value (or zero), in the backward every element of `x` takes the gradient at
+    /// its index if it won there. The result has `shape`.
+    fn gather(&self, direction: Direction, input: CubeTensor, shape: Shape) -> CubeTensor {
+        let output = empty(&input, shape, input.dtype);
+        let units = output.shape().num_elements();
+        if units == 0 {
+            return output;
+        }
+        let winners = self.elect_winners().into_tensor_arg();
+        let input = into_contiguous(input).into_tensor_arg();
+        let (out, indices) = (
+            output.clone().into_tensor_arg(),
+            self.words.clone().into_tensor_arg(),
+        );
+        let (cube_dim, count) = launch_grid(&output, units);
+        let (client, dtype, geometry) =
+            (&output.client, storage_type(output.dtype), self.geometry());
+        // SAFETY: every winner is at most `in_len`, the elements of `x`; `winners` holds `out_len`
+        // words, read only below `out_len`; `output` holds `units` elements and units past
+        // `units` stop at once; `indices` holds `in_len` indices.
+        unsafe {
+            match direction {
+                Direction::Forward => kernels::gather_winners::launch_unchecked(
+                    client, count, cube_dim, input, winners, out, units, dtype,
+                ),
+                Direction::Backward => kernels::winner_gradient::launch_unchecked(
+                    client, count, cube_dim, input, indices, winners, out, geometry, dtype,
+                ),
+            }
+        }
+        output
+    }
+
+    /// `[1]` of `u32`: 1 when some index is out of range.
+    fn invalid_index_flag(&self) -> CubeTensor {
+        self.index_pass(1, true)
+    }
+
     /// The winner pass: a `u32` tensor of `out_len` winners (`p + 1`, or 0 for none).
     fn elect_winners(&self) -> CubeTensor {
-        let winners = zeros(&self.words, self.out_len, DType::U32);
+        self.index_pass(self.out_len, false)
+    }
+
+    /// A pass over the indices into a zero-filled `u32` tensor of `len` words.
+    fn index_pass(&self, len: usize, flag_invalid: bool) -> CubeTensor {
+        let out = zeros(&self.words, len, DType::U32);
         if self.in_len == 0 {
-            return winners;
+            return out;
         }
-        let (cube_dim, cube_count) = launch_grid(&winners, self.in_len);
-        // SAFETY: `indices` holds `in_len` indices; `winners` is written only at landings below
-        // `out_len`; units past `in_len` stop at once.
+        let (indices, out_arg) = (
+            self.words.clone().into_tensor_arg(),
+            out.clone().into_tensor_arg(),
+        );
+        let (cube_dim, cube_count) = launch_grid(&out, self.in_len);
+        let (client, geometry) = (&out.client, self.geometry());
+        // SAFETY: `indices` holds `in_len` indices; `out` is written only at landings below
+        // `out_len` (winners, `len = out_len`) or at word 0 (the flag); units past `in_len` stop.
         unsafe {
-            kernels::elect_winners::launch_unchecked(
-                &winners.client,
+            kernels::index_pass::launch_unchecked(
+                client,
                 cube_count,
                 cube_dim,
-                self.words.clone().into_tensor_arg(),
-                winners.clone().into_tensor_arg(),
-                self.geometry(),
+                indices,
+                out_arg,
+                geometry,
+                flag_invalid,
             );
         }
-        winners
+        out
     }
 }
 
