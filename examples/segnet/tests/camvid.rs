@@ -91,35 +91,18 @@ fn errors_name_the_problem() {
         "{missing}"
     );
 
-    write_pair(
-        root,
-        "train",
-        "a.png",
-        &gradient(4, 3),
-        &GrayImage::from_pixel(4, 3, Luma([12])).into(),
-    );
-    let bad = CamVidDataset::open(root, "train", 11)
-        .unwrap()
-        .read(0)
-        .unwrap_err()
-        .to_string();
+    // A label map with a label outside the classes, and one of another size than its image.
+    let read_error = |split: &str, labels: GrayImage| {
+        write_pair(root, split, "a.png", &gradient(4, 3), &labels.into());
+        let data = CamVidDataset::open(root, split, 11).unwrap();
+        data.read(0).unwrap_err().to_string()
+    };
+    let bad = read_error("train", GrayImage::from_pixel(4, 3, Luma([12])));
     assert!(
         bad.contains("label 12 is neither a class (0..11) nor the ignore label 11"),
         "{bad}"
     );
-
-    write_pair(
-        root,
-        "val",
-        "a.png",
-        &gradient(4, 3),
-        &GrayImage::new(5, 3).into(),
-    );
-    let size = CamVidDataset::open(root, "val", 11)
-        .unwrap()
-        .read(0)
-        .unwrap_err()
-        .to_string();
+    let size = read_error("val", GrayImage::new(5, 3));
     assert!(
         size.contains("image is 4 x 3 but its label map is 5 x 3"),
         "{size}"

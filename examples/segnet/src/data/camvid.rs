@@ -14,50 +14,17 @@ use super::{ClassInfo, IGNORE, SegmentationItem};
 
 /// The 11 CamVid classes SegNet is trained on, in label order, with the dataset's colours.
 pub const CAMVID_CLASSES: [ClassInfo; 11] = [
-    ClassInfo {
-        name: "sky",
-        color: [128, 128, 128],
-    },
-    ClassInfo {
-        name: "building",
-        color: [128, 0, 0],
-    },
-    ClassInfo {
-        name: "pole",
-        color: [192, 192, 128],
-    },
-    ClassInfo {
-        name: "road",
-        color: [128, 64, 128],
-    },
-    ClassInfo {
-        name: "pavement",
-        color: [60, 40, 222],
-    },
-    ClassInfo {
-        name: "tree",
-        color: [128, 128, 0],
-    },
-    ClassInfo {
-        name: "sign",
-        color: [192, 128, 128],
-    },
-    ClassInfo {
-        name: "fence",
-        color: [64, 64, 128],
-    },
-    ClassInfo {
-        name: "car",
-        color: [64, 0, 128],
-    },
-    ClassInfo {
-        name: "pedestrian",
-        color: [64, 64, 0],
-    },
-    ClassInfo {
-        name: "bicyclist",
-        color: [0, 128, 192],
-    },
+    ClassInfo::new("sky", [128, 128, 128]),
+    ClassInfo::new("building", [128, 0, 0]),
+    ClassInfo::new("pole", [192, 192, 128]),
+    ClassInfo::new("road", [128, 64, 128]),
+    ClassInfo::new("pavement", [60, 40, 222]),
+    ClassInfo::new("tree", [128, 128, 0]),
+    ClassInfo::new("sign", [192, 128, 128]),
+    ClassInfo::new("fence", [64, 64, 128]),
+    ClassInfo::new("car", [64, 0, 128]),
+    ClassInfo::new("pedestrian", [64, 64, 0]),
+    ClassInfo::new("bicyclist", [0, 128, 192]),
 ];
 
 /// Why a CamVid folder could not be read.

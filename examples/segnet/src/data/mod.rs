@@ -21,3 +21,10 @@ pub struct ClassInfo {
     /// Display colour.
     pub color: [u8; 3],
 }
+
+impl ClassInfo {
+    /// A class named `name`, drawn in `color`.
+    pub const fn new(name: &'static str, color: [u8; 3]) -> Self {
+        Self { name, color }
+    }
+}

@@ -19,26 +19,11 @@ use super::{ClassInfo, SegmentationItem};
 
 /// The classes of the synthetic scenes; index 0 is the background.
 pub const SYNTHETIC_CLASSES: [ClassInfo; 5] = [
-    ClassInfo {
-        name: "background",
-        color: [40, 40, 40],
-    },
-    ClassInfo {
-        name: "disc",
-        color: [230, 57, 70],
-    },
-    ClassInfo {
-        name: "square",
-        color: [255, 183, 3],
-    },
-    ClassInfo {
-        name: "triangle",
-        color: [42, 157, 143],
-    },
-    ClassInfo {
-        name: "cross",
-        color: [69, 123, 237],
-    },
+    ClassInfo::new("background", [40, 40, 40]),
+    ClassInfo::new("disc", [230, 57, 70]),
+    ClassInfo::new("square", [255, 183, 3]),
+    ClassInfo::new("triangle", [42, 157, 143]),
+    ClassInfo::new("cross", [69, 123, 237]),
 ];
 
 /// Which part of the data: scenes of different splits never coincide.
