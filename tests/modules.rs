@@ -125,10 +125,14 @@ fn same_padding_pool_with_stride_is_inverted_with_the_input_size() {
             [1, 2, 3, 4],
             "{name}: Same keeps ceil(size / stride)"
         );
-        let expected = reference_unpool(pooled.clone(), indices.clone(), [5, 7]);
-        let restored = unpool.forward_with_output_size(pooled.clone(), indices.clone(), [5, 7]);
+        let raw = indices.tensor().clone();
+        let expected = reference_unpool(pooled.clone(), raw.clone(), [5, 7]);
+        let restored = unpool.forward_with_output_size(pooled.clone(), raw.clone(), [5, 7]);
         assert_bit_equal(&restored.into_data(), &expected, name);
-        let message = panic_message(|| drop(unpool.forward(pooled, indices)));
+        // The pool's indices know the input size; raw ones do not.
+        let restored = unpool.forward(pooled.clone(), indices);
+        assert_bit_equal(&restored.into_data(), &expected, name);
+        let message = panic_message(|| drop(unpool.forward(pooled, raw)));
         assert!(
             message.contains("MaxUnpool2d::forward") && message.contains("[3, 4]"),
             "{name}: {message}"
@@ -155,17 +159,22 @@ fn same_padding_at_stride_1_and_ceil_mode_pools() {
         let (pooled, indices) = same
             .init()
             .forward_with_indices(ramp(&device, [2, 1, 4, 5]));
-        let expected = reference_unpool(pooled.clone(), indices.clone(), [4, 5]);
+        let raw = indices.tensor().clone();
+        let expected = reference_unpool(pooled.clone(), raw.clone(), [4, 5]);
+        let restored = unpool.init().forward(pooled.clone(), raw);
+        assert_bit_equal(&restored.into_data(), &expected, name);
         let restored = unpool.init().forward(pooled, indices);
         assert_bit_equal(&restored.into_data(), &expected, name);
 
         let (pooled, indices) = ceil
             .init()
             .forward_with_indices(ramp(&device, [1, 3, 5, 5]));
-        let expected = reference_unpool(pooled.clone(), indices.clone(), [5, 5]);
-        let restored = MaxUnpool2dConfig::from(&ceil)
-            .init()
-            .forward_with_output_size(pooled, indices, [5, 5]);
+        let raw = indices.tensor().clone();
+        let expected = reference_unpool(pooled.clone(), raw.clone(), [5, 5]);
+        let unpool = MaxUnpool2dConfig::from(&ceil).init();
+        let restored = unpool.forward_with_output_size(pooled.clone(), raw, [5, 5]);
+        assert_bit_equal(&restored.into_data(), &expected, name);
+        let restored = unpool.forward(pooled, indices);
         assert_bit_equal(&restored.into_data(), &expected, name);
     }
 }

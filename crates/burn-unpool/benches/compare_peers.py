@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Times burn-unpool beside ONNX Runtime and PyTorch (CPU) on the SegNet decoder shapes, in one run,
 and prints medians and ratios; with `--gpu`, burn-unpool on the default wgpu device beside PyTorch
-CUDA.
+CUDA, timed two ways: latency (each call followed by a device sync) and throughput (`--calls` calls
+queued back to back, one sync at the end, per call).
+
+"pooled" is burn-unpool with the indices of its own pool (no index check, one-pass kernels where the
+windows cannot overlap); "raw" with a plain index tensor, checked (on a GPU one word is read back
+before the op runs).
 
 burn-unpool's medians come from the `timings` bench (run here, in the same session); ONNX Runtime
 runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); PyTorch runs
@@ -9,7 +14,7 @@ runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); 
 Indices are drawn uniformly inside each pool window, as `benches/support` does (global for ONNX
 Runtime).
 
-Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu]
+Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu] [--calls 50]
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
                         it must be built with `--features wgpu`)
 Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md); `--gpu` needs torch with CUDA.
@@ -104,11 +109,13 @@ def stage_values(shape):
     return ((np.arange(np.prod(shape), dtype=np.uint64) * 2654435761 % 1000) / 10).astype(np.float32).reshape(shape)
 
 
-def torch_medians(tx, ti, size, runs, sync):
-    """Median ms of `F.max_unpool2d` and of its autograd backward, each call followed by `sync`."""
+def torch_medians(tx, ti, size, runs, sync, calls=1):
+    """Median ms per call of `F.max_unpool2d` and of its autograd backward: `calls` calls, then
+    `sync` (latency: one call; throughput: many)."""
 
     def forward():
-        F.max_unpool2d(tx, ti, 2, 2, output_size=size)
+        for _ in range(calls):
+            F.max_unpool2d(tx, ti, 2, 2, output_size=size)
         sync()
 
     xg = tx.clone().requires_grad_(True)
@@ -116,27 +123,29 @@ def torch_medians(tx, ti, size, runs, sync):
     grad = torch.ones_like(out)
 
     def backward():
-        xg.grad = None
-        out.backward(grad, retain_graph=True)
+        for _ in range(calls):
+            xg.grad = None
+            out.backward(grad, retain_graph=True)
         sync()
 
-    return median_ms(forward, runs), median_ms(backward, runs)
+    return median_ms(forward, runs) / calls, median_ms(backward, runs) / calls
 
 
-def cuda_peers(batch, runs):
-    """PyTorch CUDA forward and autograd backward, each call followed by a device sync (as ours)."""
+def cuda_peers(batch, runs, calls):
+    """PyTorch CUDA forward and autograd backward, in latency and throughput mode (as ours)."""
     rows = {}
     rng = np.random.default_rng(7)
     for name, c, h, w, oh, ow in STAGES:
         tx = torch.from_numpy(stage_values((batch, c, h, w))).cuda()
         ti = torch.from_numpy(window_indices(rng, batch, c, h, w, oh, ow)).cuda()
-        fwd, bwd = torch_medians(tx, ti, [oh, ow], runs, torch.cuda.synchronize)
-        rows[(name, "pytorch_forward")], rows[(name, "pytorch_backward")] = fwd, bwd
+        for mode, n in (("latency", 1), ("throughput", calls)):
+            fwd, bwd = torch_medians(tx, ti, [oh, ow], runs, torch.cuda.synchronize, n)
+            rows[(name, f"pytorch_forward@{mode}")], rows[(name, f"pytorch_backward@{mode}")] = fwd, bwd
     return rows
 
 
-def ours(batch, runs, gpu, binary):
-    flags = ["--json", "--batches", str(batch), "--runs", str(runs)] + (["--gpu"] if gpu else [])
+def ours(batch, runs, gpu, binary, calls=50):
+    flags = ["--json", "--batches", str(batch), "--runs", str(runs), "--calls", str(calls)] + (["--gpu"] if gpu else [])
     if binary:
         cmd = [binary, "--bench"] + flags
     else:
@@ -148,28 +157,32 @@ def ours(batch, runs, gpu, binary):
         if line.startswith("{"):
             r = json.loads(line)
             if r["shape"] != "overlap":
-                rows[(r["shape"], f'{r["what"]}@{r["backend"]}@{r["index"]}')] = r["median_ms"]
+                rows[(r["shape"], f'{r["what"]}@{r["backend"]}@{r["index"]}@{r["mode"]}')] = r["median_ms"]
     return rows
 
 
 def gpu_table(args):
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
-          f"burn-unpool on the default wgpu device; each call synced; medians of {args.runs} runs, f32")
-    header = ("shape", "batch", "ours fwd i32", "ours fwd i64", "unchecked i64", "torch fwd", "torch/ours i64",
-              "naive/ours i64", "ours bwd i64", "torch bwd", "torch/ours bwd", "copy same bytes")
+          f"burn-unpool on the default wgpu device; medians of {args.runs} runs, f32; throughput: "
+          f"{args.calls} calls queued, one sync")
+    header = ("shape", "batch", "mode", "ours fwd pooled", "ours fwd raw i64", "torch fwd", "torch/ours fwd",
+              "copy same bytes", "ours fwd/copy", "ours bwd pooled", "ours bwd raw i64", "torch bwd",
+              "torch/ours bwd")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
-        mine = ours(batch, args.runs, True, args.timings)
-        theirs = cuda_peers(batch, args.runs)
-        for name, *_ in STAGES:
-            m = lambda what, index="i64": mine[(name, f"{what}@wgpu@{index}")]
-            fwd, bwd = m("forward"), m("backward")
-            t, tb = theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
-            cells = [name, batch, f'{m("forward", "i32"):.3f}', f"{fwd:.3f}", f'{m("forward_unchecked"):.3f}',
-                     f"{t:.3f}", f"{t / fwd:.2f}x", f'{m("forward_naive") / fwd:.2f}x', f"{bwd:.3f}", f"{tb:.3f}",
-                     f"{tb / bwd:.2f}x", f'{m("copy_same_bytes", "i32"):.3f}']
-            print("| " + " | ".join(map(str, cells)) + " |")
+        mine = ours(batch, args.runs, True, args.timings, args.calls)
+        theirs = cuda_peers(batch, args.runs, args.calls)
+        for mode in ("latency", "throughput"):
+            for name, *_ in STAGES:
+                m = lambda what, index: mine[(name, f"{what}@wgpu@{index}@{mode}")]
+                fwd, bwd = m("forward_pooled", "i32"), m("backward_pooled", "i32")
+                copy = m("copy_same_bytes", "i32")
+                t, tb = theirs[(name, f"pytorch_forward@{mode}")], theirs[(name, f"pytorch_backward@{mode}")]
+                cells = [name, batch, mode, f"{fwd:.3f}", f'{m("forward", "i64"):.3f}', f"{t:.3f}", f"{t / fwd:.2f}x",
+                         f"{copy:.3f}", f"{fwd / copy:.2f}x", f"{bwd:.3f}", f'{m("backward", "i64"):.3f}', f"{tb:.3f}",
+                         f"{tb / bwd:.2f}x"]
+                print("| " + " | ".join(map(str, cells)) + " |")
 
 
 def main():
@@ -177,6 +190,7 @@ def main():
     parser.add_argument("--batches", default="1,4")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--timings")
     args = parser.parse_args()
     if args.gpu:
@@ -186,19 +200,18 @@ def main():
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
           f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32")
     header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "naive/ours",
-              "ours bwd", "torch bwd", "torch/ours bwd")
+              "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
         mine = ours(batch, args.runs, False, args.timings)
         theirs = peers(batch, args.runs, threads)
         for name, *_ in STAGES:
-            fwd = min(mine[(name, "forward@flex@i32")], mine[(name, "forward@ndarray@i64")])
-            bwd = min(mine[(name, "backward@flex@i32")], mine[(name, "backward@ndarray@i64")])
-            naive = min(mine[(name, "forward_naive@flex@i32")], mine[(name, "forward_naive@ndarray@i64")])
+            best = lambda what: min(mine[(name, f"{what}@flex@i32@latency")], mine[(name, f"{what}@ndarray@i64@latency")])
+            fwd, bwd, pooled, naive = best("forward"), best("backward"), best("backward_pooled"), best("forward_naive")
             o, t, tb = theirs[(name, "onnxruntime_forward")], theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
             cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", f"{naive / fwd:.1f}x",
-                     f"{bwd:.2f}", f"{tb:.2f}", f"{tb / bwd:.2f}x"]
+                     f"{bwd:.2f}", f"{pooled:.2f}", f"{tb:.2f}", f"{tb / pooled:.2f}x"]
             print("| " + " | ".join(map(str, cells)) + " |")
 
 

@@ -2,24 +2,35 @@
 //! and a plain copy of the same bytes, printed as a table (or JSON lines with `--json`, read by
 //! `compare_peers.py`, which times ONNX Runtime and PyTorch in the same run).
 //!
-//! `cargo bench -p burn-unpool --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]`
+//! `cargo bench -p burn-unpool --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]
+//! [--calls 50]`
 //!
 //! With `--features wgpu` and `--gpu`, the same workloads run on the default wgpu device instead
-//! (fused, as users get it), each timed call followed by a device sync.
+//! (fused, as users get it), timed two ways: `latency`, each call followed by a device sync, and
+//! `throughput`, `--calls` calls queued back to back and one sync at the end, per call (what a
+//! training loop sees). The CPU devices run each call to its end, so there both are the same and
+//! only `latency` is reported.
+//!
+//! Indices come two ways: raw (checked: on a GPU one word is read back before the op runs) and
+//! `pooled`, the [`PoolIndices`](burn_unpool::PoolIndices) of this crate's pool, which need no
+//! check and take the one-pass kernels where the pool's windows cannot overlap.
 
 // NdArray is deprecated in Burn 0.22 but still shipped; it is measured beside Flex.
 #![allow(deprecated)]
 
 mod support;
 
+use std::time::Instant;
+
 use burn::tensor::{DType, Device, Tensor};
 use burn_unpool::{UnpoolPlan, bench_support, max_unpool_backward, max_unpool2d};
-use support::{Workload, median_ms, naive_unpool, overlapping, tensors, workloads};
+use support::{Workload, median, median_ms, naive_unpool, overlapping, pooled, tensors, workloads};
 
 struct Args {
     json: bool,
     batches: Vec<usize>,
     runs: usize,
+    calls: usize,
     only: Option<String>,
     gpu: bool,
 }
@@ -29,8 +40,15 @@ fn args() -> Args {
         json: false,
         batches: vec![1, 4],
         runs: 15,
+        calls: 50,
         only: None,
         gpu: false,
+    };
+    let number = |name: &str, value: Option<String>| -> usize {
+        let value = value.unwrap_or_else(|| panic!("{name} takes a number"));
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} {value}: not a number"))
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -44,7 +62,8 @@ fn args() -> Args {
                     .map(|b| b.parse().expect("a batch size"))
                     .collect()
             }
-            "--runs" => args.runs = it.next().expect("--runs N").parse().expect("a count"),
+            "--runs" => args.runs = number("--runs", it.next()),
+            "--calls" => args.calls = number("--calls", it.next()),
             "--only" => args.only = it.next(),
             "--gpu" => args.gpu = true,
             "--bench" => {}
@@ -54,18 +73,54 @@ fn args() -> Args {
     args
 }
 
-fn report(args: &Args, workload: &Workload, what: &str, backend: &str, index: &str, ms: f64) {
-    let index_bytes = if index == "i64" { 8 } else { 4 };
-    let gbps = workload.bytes(index_bytes) as f64 / (ms * 1e-3) / 1e9;
-    let batch = workload.input[0];
+/// How a time was taken.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// One call, then a device sync.
+    Latency,
+    /// Calls queued back to back, one sync at the end, per call.
+    Throughput,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Latency => "latency",
+            Mode::Throughput => "throughput",
+        }
+    }
+}
+
+/// One measurement of `workload`.
+struct Row<'a> {
+    what: &'a str,
+    backend: &'a str,
+    index: DType,
+    mode: Mode,
+    ms: f64,
+}
+
+fn report(args: &Args, workload: &Workload, row: Row<'_>) {
+    let index = match row.index {
+        DType::I64 => "i64",
+        _ => "i32",
+    };
+    let gbps = workload.bytes(row.index.size()) as f64 / (row.ms * 1e-3) / 1e9;
+    let (batch, mode, what, backend, ms) = (
+        workload.input[0],
+        row.mode.name(),
+        row.what,
+        row.backend,
+        row.ms,
+    );
     if args.json {
         println!(
-            r#"{{"shape":"{}","batch":{batch},"what":"{what}","backend":"{backend}","index":"{index}","median_ms":{ms:.4},"gbps":{gbps:.2}}}"#,
+            r#"{{"shape":"{}","batch":{batch},"what":"{what}","backend":"{backend}","index":"{index}","mode":"{mode}","median_ms":{ms:.4},"gbps":{gbps:.2}}}"#,
             workload.name
         );
     } else {
         println!(
-            "{:<8} {batch:>5} {what:<22} {backend:<10} {index:<4} {ms:>9.3} ms {gbps:>7.2} GB/s",
+            "{:<8} {batch:>5} {what:<22} {backend:<8} {index:<4} {mode:<10} {ms:>9.3} ms {gbps:>7.2} GB/s",
             workload.name
         );
     }
@@ -73,20 +128,23 @@ fn report(args: &Args, workload: &Workload, what: &str, backend: &str, index: &s
 
 fn main() {
     let args = args();
-    let threads = rayon::current_num_threads();
     if !args.json {
         let on = if args.gpu {
-            "the default wgpu device, synced after each call".to_string()
+            format!(
+                "the default wgpu device; latency: a sync after each call; throughput: {} calls, \
+                 one sync",
+                args.calls
+            )
         } else {
-            format!("{threads} threads")
+            format!("{} threads", rayon::current_num_threads())
         };
         println!(
             "burn-unpool timings: f32 values, median of {} runs after 2 warm-up runs, {on}",
             args.runs
         );
         println!(
-            "{:<8} {:>5} {:<22} {:<10} {:<4} {:>12} {:>12}",
-            "shape", "batch", "what", "backend", "idx", "median", "bandwidth"
+            "{:<8} {:>5} {:<22} {:<8} {:<4} {:<10} {:>12} {:>12}",
+            "shape", "batch", "what", "backend", "idx", "mode", "median", "bandwidth"
         );
     }
     let mut all: Vec<Workload> = args.batches.iter().flat_map(|&b| workloads(b)).collect();
@@ -110,35 +168,38 @@ fn run_gpu_workload(_: &Args, _: &Workload) {
     );
 }
 
-/// The GPU figures: the op checked (one word read back before it runs) and unchecked, the backward
-/// alone and under autodiff, the naive composition, and a device copy of the same bytes
-/// (`t + 0` over as many f32 as the op moves bytes / 8, read once and written once).
+/// The GPU figures on the default wgpu device, and a device copy of the same bytes (`t + 0` over
+/// as many f32 as the op moves bytes / 8, read once and written once).
 #[cfg(feature = "wgpu")]
 fn run_gpu_workload(args: &Args, workload: &Workload) {
     let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-    let runs = args.runs;
     for dtype in [DType::I32, DType::I64] {
         time_device(args, workload, "wgpu", &device, dtype);
     }
-    let floats = workload.bytes(4) / 8;
-    let source = Tensor::<1>::ones([floats], &device);
-    let ms = median_ms(2, runs, || {
-        let copy = source.clone() + 0.0;
-        device.sync().expect("the device syncs");
-        copy
-    });
-    report(args, workload, "copy_same_bytes", "wgpu", "i32", ms);
+    let source = Tensor::<1>::ones([workload.bytes(4) / 8], &device);
+    let copy = || source.clone() + 0.0;
+    for mode in [Mode::Latency, Mode::Throughput] {
+        let ms = time_mode(args, &device, mode, &copy);
+        let row = Row {
+            what: "copy_same_bytes",
+            backend: "wgpu",
+            index: DType::I32,
+            mode,
+            ms,
+        };
+        report(args, workload, row);
+    }
 }
 
 fn run_workload(args: &Args, workload: &Workload) {
     let runs = args.runs;
-    let options = workload.options();
     for (backend, device, dtype) in support::cpu_devices() {
         time_device(args, workload, backend, &device, dtype);
     }
 
     // Where the forward's time goes: the kernel into a reused, zero-filled buffer (what ONNX
     // Runtime does), the zero-fill alone, and a plain copy of the bytes the op moves.
+    let options = workload.options();
     let plan =
         UnpoolPlan::new(&workload.input, &workload.input, &options).expect("a valid workload");
     let x = support::values(workload.input_len());
@@ -147,49 +208,111 @@ fn run_workload(args: &Args, workload: &Workload) {
         .map(|i| i as i32)
         .collect();
     let mut out = vec![0.0f32; workload.output_len()];
+    let memory = |what, ms| Row {
+        what,
+        backend: "memory",
+        index: DType::I32,
+        mode: Mode::Latency,
+        ms,
+    };
     let ms = median_ms(2, runs, || {
         out.fill(0.0);
         bench_support::unpool_forward_into(&x, &indices, &plan, &mut out);
     });
-    report(args, workload, "forward_reused_buffer", "kernel", "i32", ms);
+    report(args, workload, memory("forward_reused_buffer", ms));
     let ms = median_ms(2, runs, || out.fill(0.0));
-    report(args, workload, "zero_fill_output", "memory", "i32", ms);
+    report(args, workload, memory("zero_fill_output", ms));
     let source = vec![1u8; workload.bytes(4)];
     let mut target = vec![0u8; workload.bytes(4)];
     let ms = median_ms(2, runs, || target.copy_from_slice(&source));
-    report(args, workload, "copy_same_bytes", "memory", "i32", ms);
+    report(args, workload, memory("copy_same_bytes", ms));
 }
 
-/// The op on `device` with indices of `dtype`: the forward with and without the index check, the
-/// naive composition, the backward alone and under autodiff. Every timed call ends with a device
-/// sync (which returns at once on the CPU devices).
+/// The op on `device`: with raw indices of `dtype` (checked, and without the check) and with the
+/// pool's own indices, forward and backward, beside the naive composition; the backward under
+/// autodiff.
 fn time_device(args: &Args, workload: &Workload, backend: &str, device: &Device, dtype: DType) {
-    let index = if dtype == DType::I32 { "i32" } else { "i64" };
     let (x, indices) = tensors(workload, device, dtype);
+    let (pooled_x, pool_indices) = pooled(workload, device);
     let options = workload.options();
-    let time = |what: &str, op: &dyn Fn() -> Tensor<4>| {
-        let ms = median_ms(2, args.runs, || {
-            let out = op();
-            device.sync().expect("the device syncs");
-            out
-        });
-        report(args, workload, what, backend, index, ms);
-    };
     let unchecked = options.clone().without_index_check();
-    time("forward", &|| {
-        max_unpool2d(x.clone(), indices.clone(), options.clone())
-    });
-    time("forward_unchecked", &|| {
-        max_unpool2d(x.clone(), indices.clone(), unchecked.clone())
-    });
-    time("forward_naive", &|| {
-        naive_unpool(x.clone(), indices.clone(), workload.output)
-    });
     let grad = max_unpool2d(x.clone(), indices.clone(), options.clone());
-    time("backward", &|| {
-        max_unpool_backward(grad.clone(), indices.clone(), options.clone())
-    });
+    let ops: [(&str, &dyn Fn() -> Tensor<4>); 6] = [
+        ("forward", &|| {
+            max_unpool2d(x.clone(), indices.clone(), options.clone())
+        }),
+        ("forward_pooled", &|| {
+            max_unpool2d(pooled_x.clone(), pool_indices.clone(), options.clone())
+        }),
+        ("forward_unchecked", &|| {
+            max_unpool2d(x.clone(), indices.clone(), unchecked.clone())
+        }),
+        ("forward_naive", &|| {
+            naive_unpool(x.clone(), indices.clone(), workload.output)
+        }),
+        ("backward", &|| {
+            max_unpool_backward(grad.clone(), indices.clone(), options.clone())
+        }),
+        ("backward_pooled", &|| {
+            max_unpool_backward(grad.clone(), pool_indices.clone(), options.clone())
+        }),
+    ];
+    let modes: &[Mode] = if args.gpu {
+        &[Mode::Latency, Mode::Throughput]
+    } else {
+        &[Mode::Latency]
+    };
+    for (what, op) in ops {
+        let index = if what.ends_with("pooled") {
+            pool_indices.tensor().dtype()
+        } else {
+            dtype
+        };
+        for &mode in modes {
+            let ms = time_mode(args, device, mode, op);
+            let row = Row {
+                what,
+                backend,
+                index,
+                mode,
+                ms,
+            };
+            report(args, workload, row);
+        }
+    }
     autodiff_backwards(args, workload, backend, &device.clone().autodiff(), dtype);
+}
+
+/// The median time per call of `op` on `device` in `mode`.
+fn time_mode<const R: usize>(
+    args: &Args,
+    device: &Device,
+    mode: Mode,
+    op: &dyn Fn() -> Tensor<R>,
+) -> f64 {
+    let sync = || device.sync().expect("the device syncs");
+    match mode {
+        Mode::Latency => median_ms(2, args.runs, || {
+            let out = op();
+            sync();
+            out
+        }),
+        Mode::Throughput => {
+            // The results live until the sync: a fused device may skip work whose result is
+            // dropped before it runs (a dropped `t + 0` was never computed).
+            let batch = || {
+                sync();
+                let start = Instant::now();
+                let results: Vec<Tensor<R>> = (0..args.calls).map(|_| op()).collect();
+                sync();
+                let per_call = start.elapsed().as_secs_f64() * 1e3 / args.calls as f64;
+                drop(results);
+                per_call
+            };
+            batch();
+            median((0..args.runs).map(|_| batch()))
+        }
+    }
 }
 
 /// The backward under autodiff, ours and the naive composition's: `backward()` only is timed;
@@ -201,25 +324,28 @@ fn autodiff_backwards(
     device: &Device,
     dtype: DType,
 ) {
-    let index = if dtype == DType::I32 { "i32" } else { "i64" };
     let (x, indices) = tensors(workload, device, dtype);
     let options = workload.options();
     let sync = || device.sync().expect("the device syncs");
-    let ms = median_autodiff_backward(args.runs, sync, || {
+    let ours = median_autodiff_backward(args.runs, sync, || {
         max_unpool2d(x.clone().require_grad(), indices.clone(), options.clone())
     });
-    report(args, workload, "backward_autodiff", backend, index, ms);
-    let ms = median_autodiff_backward(args.runs, sync, || {
+    let naive = median_autodiff_backward(args.runs, sync, || {
         naive_unpool(x.clone().require_grad(), indices.clone(), workload.output)
     });
-    report(
-        args,
-        workload,
-        "backward_autodiff_naive",
-        backend,
-        index,
-        ms,
-    );
+    for (what, ms) in [
+        ("backward_autodiff", ours),
+        ("backward_autodiff_naive", naive),
+    ] {
+        let row = Row {
+            what,
+            backend,
+            index: dtype,
+            mode: Mode::Latency,
+            ms,
+        };
+        report(args, workload, row);
+    }
 }
 
 /// Median time of `backward()` (then `sync`), after a forward built and `sync`ed untimed.
@@ -228,19 +354,18 @@ fn median_autodiff_backward(
     sync: impl Fn(),
     mut forward: impl FnMut() -> Tensor<4>,
 ) -> f64 {
-    let mut times: Vec<f64> = (0..runs + 2)
-        .map(|_| {
-            let y = forward();
-            sync();
-            let start = std::time::Instant::now();
-            let grads = y.backward();
-            sync();
-            let elapsed = start.elapsed().as_secs_f64() * 1e3;
-            drop(grads);
-            elapsed
-        })
-        .skip(2)
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
+    median(
+        (0..runs + 2)
+            .map(|_| {
+                let y = forward();
+                sync();
+                let start = Instant::now();
+                let grads = y.backward();
+                sync();
+                let elapsed = start.elapsed().as_secs_f64() * 1e3;
+                drop(grads);
+                elapsed
+            })
+            .skip(2),
+    )
 }

@@ -8,7 +8,7 @@ use burn::tensor::{DType, Device};
 
 use crate::error::{PoolAxis, UnpoolError};
 use crate::options::PoolGeometry;
-use crate::{UnpoolPlan, default_output_size};
+use crate::{IndexLayout, UnpoolPlan, default_output_size};
 
 /// `x` must be `[N, C, D1..Dk]` for the `k` spatial axes of the geometry.
 pub(crate) fn rank(x_shape: &[usize], dims: usize) -> Result<(), UnpoolError> {
@@ -117,6 +117,26 @@ pub(crate) fn output_holds_index_plane(
         });
     }
     Ok(())
+}
+
+/// The indices of this crate's pool address its input per plane: the output must have the pool's
+/// input size and the layout be per plane.
+pub(crate) fn pool_indices_use(
+    pool_input: &[usize],
+    output_spatial: &[usize],
+    layout: IndexLayout,
+) -> Result<(), UnpoolError> {
+    let asked = if layout != IndexLayout::PerPlane {
+        format!("{layout:?} indices")
+    } else if output_spatial != pool_input {
+        format!("output size {output_spatial:?}")
+    } else {
+        return Ok(());
+    };
+    Err(UnpoolError::PoolIndicesMisused {
+        asked,
+        input_size: pool_input.to_vec(),
+    })
 }
 
 /// Indices must be i32 or i64, and wide enough for the largest valid index of `plan`.

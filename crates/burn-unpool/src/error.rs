@@ -109,6 +109,14 @@ pub enum UnpoolError {
         /// The largest valid index.
         max_index: usize,
     },
+    /// Indices of one of this crate's pools (per plane, sized for the pool's input), with
+    /// options that ask for another layout or output size.
+    PoolIndicesMisused {
+        /// What the options ask for.
+        asked: String,
+        /// The pool's input size.
+        input_size: Vec<usize>,
+    },
     /// An output gradient whose shape is not the output's.
     GradientShape {
         /// The output shape.
@@ -204,6 +212,11 @@ impl fmt::Display for UnpoolError {
             Self::IndexDTypeTooNarrow { dtype, max_index } => write!(
                 f,
                 "max_unpool: indices of dtype {dtype:?} cannot hold the largest valid index {max_index}; use i64 indices"
+            ),
+            Self::PoolIndicesMisused { asked, input_size } => write!(
+                f,
+                "max_unpool: the indices come from a pool of input size {input_size:?} and address \
+                 it per plane, but the options ask for {asked}"
             ),
             Self::GradientShape { expected, got } => write!(
                 f,

@@ -4,12 +4,13 @@ use burn::backend::{Dispatch, DispatchDevice};
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::backend::{self, UnpoolBackend};
-use crate::checks;
 use crate::composed;
 use crate::error::{UnpoolError, or_panic};
 use crate::kernel::host::{self, HostTensor};
 use crate::plan::{Direction, Request};
+use crate::pool::UnpoolIndices;
 use crate::{MaxUnpoolOptions, UnpoolPlan};
+use crate::{checks, diagnostics};
 
 /// Defines `max_unpool{1,2,3}d`: [`max_unpool`] at one rank, for type inference.
 macro_rules! max_unpool_nd {
@@ -23,7 +24,7 @@ macro_rules! max_unpool_nd {
         /// ```
         pub fn $name(
             x: Tensor<$rank>,
-            indices: Tensor<$rank, Int>,
+            indices: impl Into<UnpoolIndices<$rank>>,
             options: MaxUnpoolOptions<$dims>,
         ) -> Tensor<$rank> {
             max_unpool(x, indices, options)
@@ -89,7 +90,9 @@ assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
 /// `D`-dimensional max unpooling of `x` `[N, C, D1..Dk]` (`R = D + 2`).
 ///
 /// Writes every value of `x` into a zero-filled output `[N, C, O1..Ok]` at the position its index
-/// gives. The output size defaults to the pool's input size,
+/// gives. The indices are a raw tensor, or the [`PoolIndices`](crate::PoolIndices) of this crate's
+/// pools, which bring the pool's input size as the output size and need no index check. For raw
+/// indices the output size defaults to
 /// `O = (I - 1) * stride - (pad_begin + pad_end) + dilation * (kernel - 1) + 1`; an explicit size
 /// may be set in `options`. Per-plane indices are read in the final output plane. With duplicate
 /// indices the last value in row-major order of `x` wins, on every device and every run.
@@ -115,10 +118,11 @@ assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
 /// ```
 pub fn max_unpool<const D: usize, const R: usize>(
     x: Tensor<R>,
-    indices: Tensor<R, Int>,
+    indices: impl Into<UnpoolIndices<R>>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
-    let plan = or_panic(plan_for(&x, &indices, options.request()));
+    let (indices, request) = or_panic(options.request().with_indices(indices.into()));
+    let plan = or_panic(plan_for(&x, &indices, request));
     unpool(x, indices, plan)
 }
 
@@ -143,10 +147,11 @@ pub fn max_unpool<const D: usize, const R: usize>(
 /// As [`max_unpool`], and when `grad` does not have the output's shape.
 pub fn max_unpool_backward<const D: usize, const R: usize>(
     grad: Tensor<R>,
-    indices: Tensor<R, Int>,
+    indices: impl Into<UnpoolIndices<R>>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
-    let plan = or_panic(backward_plan(&grad, &indices, options.request()));
+    let (indices, request) = or_panic(options.request().with_indices(indices.into()));
+    let plan = or_panic(backward_plan(&grad, &indices, request));
     run(Direction::Backward, grad, indices, plan)
 }
 
@@ -202,7 +207,7 @@ fn run<const R: usize>(
     match Route::of(&input.device(), &plan) {
         Route::Composed => composed::run(direction, input, indices, &plan),
         route => {
-            route.check_index_values(&indices, &plan);
+            let plan = route.check_index_values(&indices, plan);
             let (input, indices) = (input.into_dispatch(), indices.into_dispatch());
             Tensor::from_dispatch(backend::run::<Dispatch>(direction, input, indices, plan))
         }
@@ -234,27 +239,39 @@ impl Route {
         }
     }
 
-    /// Reports an out-of-range index before the GPU kernels skip it: one word is read back from
-    /// the device, and the indices only when it says some are bad.
+    /// Reports an out-of-range index before the GPU kernels skip it, for a plan that checks its
+    /// indices: one word is read back from the device, and the indices only when it says some
+    /// are bad. The same word tells whether every index lies in its own cell, which lets the
+    /// kernels take their one-pass form.
     #[track_caller]
-    fn check_index_values<const R: usize>(self, indices: &Tensor<R, Int>, plan: &UnpoolPlan) {
+    fn check_index_values<const R: usize>(
+        self,
+        indices: &Tensor<R, Int>,
+        plan: UnpoolPlan,
+    ) -> UnpoolPlan {
         if self != Self::DeviceKernels || !plan.reports_invalid_indices() {
-            return;
+            return plan;
         }
+        diagnostics::record(&diagnostics::DEVICE_INDEX_CHECKS);
         let flag = Tensor::<1, Int>::from_dispatch(
             <Dispatch as UnpoolBackend>::max_unpool_invalid_index_flag(
                 indices.clone().into_dispatch(),
                 plan.clone(),
             ),
         );
-        if flag.into_data().iter::<u32>().all(|word| word == 0) {
-            return;
+        let word = flag.into_data().iter::<u32>().next().unwrap_or(0);
+        if word & 1 != 0 {
+            let data = indices.clone().into_data();
+            let host = HostTensor {
+                bytes: data.as_bytes(),
+                dtype: data.dtype(),
+            };
+            or_panic(host::check_index_values(host, &plan));
         }
-        let data = indices.clone().into_data();
-        let host = HostTensor {
-            bytes: data.as_bytes(),
-            dtype: data.dtype(),
-        };
-        or_panic(host::check_index_values(host, plan));
+        if word & 2 == 0 {
+            plan.with_indices_in_cells()
+        } else {
+            plan
+        }
     }
 }

@@ -11,6 +11,7 @@ pub mod nn;
 pub mod onnx;
 mod options;
 mod plan;
+mod pool;
 
 pub use backend::UnpoolBackend;
 pub use burn_unpool_shape::default_output_size;
@@ -18,6 +19,11 @@ pub use error::{PoolAxis, UnpoolError};
 pub use functional::{max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d, max_unpool3d};
 pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
 pub use plan::UnpoolPlan;
+pub use pool::{PoolIndices, UnpoolIndices, max_pool1d_with_indices, max_pool2d_with_indices};
+
+/// Not part of the API: which path the op took, for the tests that show it.
+#[doc(hidden)]
+pub mod diagnostics;
 
 /// Not part of the API: the CPU kernel on plain slices, for this crate's own benchmarks (they
 /// time it without allocating the output). May change in any release.

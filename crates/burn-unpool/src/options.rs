@@ -196,6 +196,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             layout: self.index_layout,
             index_plane: IndexPlane::Output,
             check_indices: self.check_indices,
+            pool_input: None,
         }
     }
 }
@@ -213,6 +214,18 @@ impl PoolGeometry {
     /// The number of spatial axes.
     pub fn dims(&self) -> usize {
         self.kernel_size.len()
+    }
+
+    /// Whether no two pool windows share an element, on any axis: the stride is at least the
+    /// window's span, `dilation * (kernel - 1) + 1`. Each window then lies in its own cell (the
+    /// stride-sized block where it starts), and so does its index.
+    pub fn windows_disjoint(&self) -> bool {
+        (0..self.dims()).all(|axis| {
+            let span = self.dilation[axis]
+                .saturating_mul(self.kernel_size[axis] - 1)
+                .saturating_add(1);
+            self.stride[axis] >= span
+        })
     }
 }
 

@@ -1,8 +1,11 @@
 //! The checked description of one unpooling that every backend receives, and how it is built.
 
+use burn::tensor::{Int, Tensor};
+
 use crate::checks;
 use crate::error::UnpoolError;
 use crate::options::{PoolGeometry, RequestedSize};
+use crate::pool::UnpoolIndices;
 use crate::{IndexLayout, MaxUnpoolOptions};
 
 /// A checked unpooling: the shapes, the plane the indices are read in, and their layout.
@@ -35,6 +38,8 @@ pub struct UnpoolPlan {
     index_plane: Vec<usize>,
     layout: IndexLayout,
     reports_invalid_indices: bool,
+    geometry: PoolGeometry,
+    indices_in_cells: bool,
 }
 
 impl UnpoolPlan {
@@ -77,6 +82,28 @@ impl UnpoolPlan {
     /// skipped. Either way it is never written.
     pub fn reports_invalid_indices(&self) -> bool {
         self.reports_invalid_indices
+    }
+
+    /// Whether every index is known to have an output position of its own: it lies in its own
+    /// cell (on each axis, the stride-sized block of the output where its pool window starts) and
+    /// is read in the output plane. True for the indices of this crate's pools where the pool's
+    /// windows cannot overlap (`stride >= dilation * (kernel - 1) + 1` on every axis, as in
+    /// SegNet's and ENet's 2x2 pools), and for raw indices a device check found so. Kernels then
+    /// write every output position once and gather the gradient without looking for duplicates.
+    pub fn targets_unique(&self) -> bool {
+        self.indices_in_cells && self.indices_address_output_plane()
+    }
+
+    /// The geometry of the pool being inverted (the GPU kernels' cells).
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    pub(crate) fn geometry(&self) -> &PoolGeometry {
+        &self.geometry
+    }
+
+    /// The same plan, after a device check found every index in its own cell.
+    pub(crate) fn with_indices_in_cells(mut self) -> Self {
+        self.indices_in_cells = true;
+        self
     }
 
     /// `N * C`: the number of independent planes.
@@ -210,9 +237,29 @@ pub(crate) struct Request {
     pub layout: IndexLayout,
     pub index_plane: IndexPlane,
     pub check_indices: bool,
+    /// The pool's input size, when the indices are those of this crate's pool ([`PoolIndices`]):
+    /// then they lie in their windows, are per plane, and the output has that size.
+    pub pool_input: Option<Vec<usize>>,
 }
 
 impl Request {
+    /// The index tensor of `indices`, and this request for it: the indices of this crate's pool
+    /// bring the pool's geometry and input size.
+    pub(crate) fn with_indices<const R: usize>(
+        mut self,
+        indices: UnpoolIndices<R>,
+    ) -> Result<(Tensor<R, Int>, Self), UnpoolError> {
+        match indices {
+            UnpoolIndices::Raw(indices) => Ok((indices, self)),
+            UnpoolIndices::Pooled(pooled) => {
+                let (indices, geometry, input_size) = pooled.into_parts();
+                self.geometry = geometry;
+                self.pool_input = Some(input_size);
+                Ok((indices, self))
+            }
+        }
+    }
+
     /// Runs every shape and option check and resolves the output shape and index plane.
     pub(crate) fn plan(
         &self,
@@ -224,14 +271,18 @@ impl Request {
         checks::geometry(&self.geometry)?;
         // An explicit output size only has to hold the indices: the default may be empty then.
         let inferred = checks::default_output(&self.geometry, x_shape);
-        let output_spatial = match &self.output_size {
-            None => inferred.clone()?,
-            Some(RequestedSize::Spatial(spatial)) => spatial.clone(),
-            Some(RequestedSize::Full(full)) => {
+        let output_spatial = match (&self.output_size, &self.pool_input) {
+            (None, Some(pool_input)) => pool_input.clone(),
+            (None, None) => inferred.clone()?,
+            (Some(RequestedSize::Spatial(spatial)), _) => spatial.clone(),
+            (Some(RequestedSize::Full(full)), _) => {
                 checks::full_output_size(full, x_shape)?;
                 full[2..].to_vec()
             }
         };
+        if let Some(pool_input) = &self.pool_input {
+            checks::pool_indices_use(pool_input, &output_spatial, self.layout)?;
+        }
         let index_plane = match self.index_plane {
             IndexPlane::Output => output_spatial.clone(),
             IndexPlane::Inferred => inferred?,
@@ -243,7 +294,9 @@ impl Request {
             output_shape,
             index_plane,
             layout: self.layout,
-            reports_invalid_indices: self.check_indices,
+            reports_invalid_indices: self.check_indices && self.pool_input.is_none(),
+            geometry: self.geometry.clone(),
+            indices_in_cells: self.pool_input.is_some() && self.geometry.windows_disjoint(),
         })
     }
 }

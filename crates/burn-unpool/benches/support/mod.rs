@@ -3,8 +3,9 @@
 
 #![allow(dead_code)]
 
+use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
-use burn_unpool::MaxUnpoolOptions;
+use burn_unpool::{MaxUnpoolOptions, PoolIndices, max_pool2d_with_indices, max_unpool2d};
 
 /// The CPU devices measured, with the index dtype their own pool emits: Flex (i32) and
 /// NdArray (i64).
@@ -37,6 +38,14 @@ impl Workload {
             .with_stride([s, s])
             .with_padding([p, p])
             .with_output_size(self.output)
+    }
+
+    /// The pool whose indices the workload unpools.
+    pub fn pool_options(&self) -> MaxPoolOptions<2> {
+        let (k, s, p) = self.pool;
+        MaxPoolOptions::new([k, k])
+            .with_stride([s, s])
+            .with_padding([p, p])
     }
 
     /// Elements of `x`.
@@ -135,6 +144,15 @@ pub fn tensors(
     )
 }
 
+/// `x` and its indices as this crate's pool returns them ([`PoolIndices`], in the device's int
+/// dtype): the pool of an image whose maxima sit at the workload's seeded indices (`x + 1`
+/// unpooled there, zeros elsewhere).
+pub fn pooled(workload: &Workload, device: &Device) -> (Tensor<4>, PoolIndices<4>) {
+    let (x, indices) = tensors(workload, device, DType::I64);
+    let image = max_unpool2d(x + 1.0, indices, workload.options());
+    max_pool2d_with_indices(image, workload.pool_options())
+}
+
 /// The composition a user writes today: `zeros` + `scatter(.., Assign)` over flattened planes.
 /// Burn leaves duplicates undefined with `Assign`; it is here as the speed baseline.
 pub fn naive_unpool(x: Tensor<4>, indices: Tensor<4, Int>, output: [usize; 2]) -> Tensor<4> {
@@ -155,15 +173,18 @@ pub fn median_ms<T>(warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> f64
     for _ in 0..warmup {
         drop(f());
     }
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = std::time::Instant::now();
-            let out = f();
-            let elapsed = start.elapsed().as_secs_f64() * 1e3;
-            drop(out);
-            elapsed
-        })
-        .collect();
+    median((0..runs).map(|_| {
+        let start = std::time::Instant::now();
+        let out = f();
+        let elapsed = start.elapsed().as_secs_f64() * 1e3;
+        drop(out);
+        elapsed
+    }))
+}
+
+/// The median of `times`.
+pub fn median(times: impl Iterator<Item = f64>) -> f64 {
+    let mut times: Vec<f64> = times.collect();
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
 }

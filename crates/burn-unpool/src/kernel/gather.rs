@@ -10,9 +10,11 @@
 use fixedbitset::FixedBitSet;
 
 use super::buffer::zeroed_buffer;
-use super::{BadIndex, ChunkIndices, IndexValue, Placement, Value, for_each_chunk};
-use crate::UnpoolPlan;
+use super::{
+    BadIndex, ChunkIndices, IndexValue, Landing, Placement, Value, for_each_chunk, with_chunk,
+};
 use crate::error::UnpoolError;
+use crate::{UnpoolPlan, diagnostics};
 
 /// The gradient of `x` for the output gradient `grad` (row-major, `plan.output_shape()`):
 /// `dx[p] = grad[indices[p]]` if `p` won the write at `indices[p]`, else zero.
@@ -28,41 +30,60 @@ pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     );
     let placement = Placement::of(plan);
     let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
+    let unique = plan.targets_unique();
+    if unique {
+        diagnostics::record(&diagnostics::HOST_GATHERS_WITHOUT_DUPLICATES);
+    }
     let mut dx = zeroed_buffer::<E>(plan.input_len());
     for_each_chunk(plan, &mut dx, in_plane, |planes, dx, window| {
         let grad = &grad[planes.start * out_plane..planes.end * out_plane];
         let indices = &indices[planes.start * in_plane..planes.end * in_plane];
-        let chunk = ChunkIndices {
-            indices,
-            window,
-            placement: &placement,
-        };
-        chunk.gather_winners(grad, dx)
+        with_chunk!(&placement, indices, window, |chunk| chunk
+            .gather_winners(grad, dx, unique))
     })?;
     Ok(dx)
 }
 
-impl<I: IndexValue> ChunkIndices<'_, I> {
+impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
     /// One chunk of the backward. One pass gathers every element's gradient from `grad` into
     /// `dx` in order and notes whether a position was reached twice; only then does a backward
     /// pass zero the elements whose write was overwritten (walking backwards, the first to reach
     /// a position is the one whose write survived). Without duplicates, the usual case, the
-    /// second pass never runs.
+    /// second pass never runs; where every target is known to be `unique`, nothing looks for
+    /// them.
     #[inline(always)]
-    fn gather_winners<E: Value>(&self, grad: &[E], dx: &mut [E]) -> Result<(), BadIndex> {
-        assert_eq!(dx.len(), self.indices.len());
+    fn gather_winners<E: Value>(
+        &self,
+        grad: &[E],
+        dx: &mut [E],
+        unique: bool,
+    ) -> Result<(), BadIndex> {
+        if unique {
+            for (element, (d, &index)) in dx.iter_mut().zip(self.indices).enumerate() {
+                match self.land(index) {
+                    Landing::At(target) => *d = grad[target],
+                    Landing::Skipped => {}
+                    Landing::Outside => return Err(self.bad(element)),
+                }
+            }
+            return Ok(());
+        }
         let mut claimed = FixedBitSet::with_capacity(grad.len());
         let mut duplicates = false;
-        for (element, d) in dx.iter_mut().enumerate() {
-            if let Some(target) = self.target(element)? {
-                duplicates |= claimed.put(target);
-                *d = grad[target];
+        for (element, (d, &index)) in dx.iter_mut().zip(self.indices).enumerate() {
+            match self.land(index) {
+                Landing::At(target) => {
+                    duplicates |= claimed.put(target);
+                    *d = grad[target];
+                }
+                Landing::Skipped => {}
+                Landing::Outside => return Err(self.bad(element)),
             }
         }
         if duplicates {
             claimed.clear();
-            for (element, d) in dx.iter_mut().enumerate().rev() {
-                if let Ok(Some(target)) = self.target(element)
+            for (d, &index) in dx.iter_mut().zip(self.indices).rev() {
+                if let Landing::At(target) = self.land(index)
                     && claimed.put(target)
                 {
                     *d = E::zeroed();

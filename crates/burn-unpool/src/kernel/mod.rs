@@ -99,26 +99,60 @@ impl IndexWindow {
 }
 
 /// The indices of one chunk and where they land in the chunk's output: read relative to the
-/// chunk's window, then placed in its output plane(s).
-pub(crate) struct ChunkIndices<'a, I> {
+/// chunk's window, then placed in its output plane(s) by `place`.
+pub(crate) struct ChunkIndices<'a, I, P> {
     pub indices: &'a [I],
     pub window: IndexWindow,
-    pub placement: &'a Placement,
+    pub place: P,
 }
 
-impl<I: IndexValue> ChunkIndices<'_, I> {
-    /// The output position of the index of `element`; `None` when it is skipped, an error when
-    /// it lands outside the chunk.
+impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
+    /// The output position of `index`, the index of `element`: `Skipped` when it is skipped,
+    /// `Outside` when it lands outside the chunk.
     #[inline(always)]
-    pub(crate) fn target(&self, element: usize) -> Result<Option<usize>, BadIndex> {
-        let value = self.indices[element].to_i64();
-        match self.window.land(value) {
-            Landing::At(relative) => Ok(Some(self.placement.place(relative))),
-            Landing::Skipped => Ok(None),
-            Landing::Outside => Err(BadIndex { element, value }),
+    pub(crate) fn land(&self, index: I) -> Landing {
+        match self.window.land(index.to_i64()) {
+            Landing::At(relative) => Landing::At((self.place)(relative)),
+            other => other,
+        }
+    }
+
+    /// The error for the index of `element`, which landed outside the chunk.
+    #[cold]
+    pub(crate) fn bad(&self, element: usize) -> BadIndex {
+        BadIndex {
+            element,
+            value: self.indices[element].to_i64(),
         }
     }
 }
+
+/// Binds `$chunk` to the [`ChunkIndices`] of `$indices` in `$window`, placed by `$placement`, and
+/// evaluates `$body`, monomorphized for the identity placement (every plan but the ONNX
+/// reference rule's) so the kernels' loops stay tight.
+macro_rules! with_chunk {
+    ($placement:expr, $indices:expr, $window:expr, |$chunk:ident| $body:expr) => {
+        match $placement {
+            Placement::Identity => {
+                let $chunk = ChunkIndices {
+                    indices: $indices,
+                    window: $window,
+                    place: |i| i,
+                };
+                $body
+            }
+            embed => {
+                let $chunk = ChunkIndices {
+                    indices: $indices,
+                    window: $window,
+                    place: |i| embed.place(i),
+                };
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_chunk;
 
 /// Runs `chunk` over every `(n, c)` plane in parallel, or once over all planes when global indices
 /// cross planes. `out` is split into pieces of `out_plane_len` elements per plane.

@@ -1,7 +1,9 @@
 //! Forward: write every value of `x` at its index, last write winning.
 
 use super::buffer::zeroed_buffer;
-use super::{BadIndex, ChunkIndices, IndexValue, Placement, Value, for_each_chunk};
+use super::{
+    BadIndex, ChunkIndices, IndexValue, Landing, Placement, Value, for_each_chunk, with_chunk,
+};
 use crate::UnpoolPlan;
 use crate::error::UnpoolError;
 
@@ -33,24 +35,20 @@ pub(crate) fn unpool_forward_into<E: Value, I: IndexValue>(
     for_each_chunk(plan, out, plan.output_plane_len(), |planes, out, window| {
         let range = planes.start * in_plane..planes.end * in_plane;
         let (x, indices) = (&x[range.clone()], &indices[range]);
-        let chunk = ChunkIndices {
-            indices,
-            window,
-            placement: &placement,
-        };
-        chunk.scatter(x, out)
+        with_chunk!(&placement, indices, window, |chunk| chunk.scatter(x, out))
     })
 }
 
-impl<I: IndexValue> ChunkIndices<'_, I> {
+impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
     /// Scatters the chunk's values `x` into `out` in row-major order of `x`, so a later
     /// duplicate overwrites an earlier one.
     #[inline(always)]
     fn scatter<E: Copy>(&self, x: &[E], out: &mut [E]) -> Result<(), BadIndex> {
-        assert_eq!(x.len(), self.indices.len());
-        for (element, &value) in x.iter().enumerate() {
-            if let Some(target) = self.target(element)? {
-                out[target] = value;
+        for (element, (&value, &index)) in x.iter().zip(self.indices).enumerate() {
+            match self.land(index) {
+                Landing::At(target) => out[target] = value,
+                Landing::Skipped => {}
+                Landing::Outside => return Err(self.bad(element)),
             }
         }
         Ok(())

@@ -4,7 +4,7 @@
 use fixedbitset::FixedBitSet;
 
 use super::buffer::zeroed_buffer;
-use super::{ChunkIndices, IndexValue, Placement, for_each_chunk};
+use super::{ChunkIndices, IndexValue, Landing, Placement, for_each_chunk, with_chunk};
 use crate::UnpoolPlan;
 use crate::error::UnpoolError;
 
@@ -20,17 +20,17 @@ pub(crate) fn winners<I: IndexValue>(
     let mut targets = zeroed_buffer::<usize>(plan.input_len());
     for_each_chunk(plan, &mut targets, in_plane, |planes, targets, window| {
         let indices = &indices[planes.start * in_plane..planes.end * in_plane];
-        let chunk = ChunkIndices {
-            indices,
-            window,
-            placement: &placement,
-        };
-        for (element, target) in targets.iter_mut().enumerate() {
-            *target = chunk
-                .target(element)?
-                .map_or(NOWHERE, |offset| planes.start * out_plane + offset);
-        }
-        Ok(())
+        let base = planes.start * out_plane;
+        with_chunk!(&placement, indices, window, |chunk| {
+            for (element, (target, &index)) in targets.iter_mut().zip(indices).enumerate() {
+                *target = match chunk.land(index) {
+                    Landing::At(offset) => base + offset,
+                    Landing::Skipped => NOWHERE,
+                    Landing::Outside => return Err(chunk.bad(element)),
+                };
+            }
+            Ok(())
+        })
     })?;
     let mut claimed = FixedBitSet::with_capacity(plan.output_len());
     let mut found: Vec<(usize, usize)> = targets

@@ -1,20 +1,21 @@
 //! `forward_with_indices` for Burn's `MaxPool1d` and `MaxPool2d` modules.
 
 use burn::nn::pool::{MaxPool1d, MaxPool2d};
-use burn::tensor::module::{max_pool1d_with_indices, max_pool2d_with_indices};
+use burn::tensor::Tensor;
 use burn::tensor::ops::MaxPoolOptions;
-use burn::tensor::{Int, Tensor};
 
 use super::padding::PaddingPairs;
+use crate::{PoolIndices, max_pool1d_with_indices, max_pool2d_with_indices};
 
-/// A max pool module that can also return the per-plane indices of its maxima, for unpooling.
+/// A max pool module that can also return the indices of its maxima, for unpooling.
 pub trait MaxPoolWithIndices<const R: usize> {
-    /// The pooled tensor and the per-plane index of each maximum in the (unpadded) input.
-    fn forward_with_indices(&self, input: Tensor<R>) -> (Tensor<R>, Tensor<R, Int>);
+    /// The pooled tensor and the indices of its maxima, with the pool and its input size: the
+    /// `MaxUnpool` modules and the functions take them without an output size or an index check.
+    fn forward_with_indices(&self, input: Tensor<R>) -> (Tensor<R>, PoolIndices<R>);
 }
 
 impl MaxPoolWithIndices<3> for MaxPool1d {
-    fn forward_with_indices(&self, input: Tensor<3>) -> (Tensor<3>, Tensor<3, Int>) {
+    fn forward_with_indices(&self, input: Tensor<3>) -> (Tensor<3>, PoolIndices<3>) {
         let [_, _, length] = input.dims();
         let padding = self
             .padding
@@ -30,7 +31,7 @@ impl MaxPoolWithIndices<3> for MaxPool1d {
 }
 
 impl MaxPoolWithIndices<4> for MaxPool2d {
-    fn forward_with_indices(&self, input: Tensor<4>) -> (Tensor<4>, Tensor<4, Int>) {
+    fn forward_with_indices(&self, input: Tensor<4>) -> (Tensor<4>, PoolIndices<4>) {
         let [_, _, height, width] = input.dims();
         let padding = self
             .padding

@@ -3,10 +3,10 @@
 use burn::config::Config;
 use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
 use burn::nn::pool::{MaxPool1dConfig, MaxPool2dConfig};
-use burn::tensor::{Int, Tensor};
+use burn::tensor::Tensor;
 
 use super::padding::PaddingPairs;
-use crate::{MaxUnpoolOptions, max_unpool};
+use crate::{MaxUnpoolOptions, UnpoolIndices, max_unpool};
 
 macro_rules! unpool_module {
     (
@@ -100,21 +100,29 @@ macro_rules! unpool_module {
                     .with_dilation(self.dilation)
             }
 
-            /// Unpools `x` with `indices` (per plane) into the default output size.
+            /// Unpools `x` with `indices`: the [`PoolIndices`](crate::PoolIndices) of the pool this layer inverts
+            /// (the output then has the pool's input size), or raw per-plane indices (the output
+            /// then has the default size).
             ///
             /// # Shapes
             /// - x, indices: `[batch_size, channels, spatial_in..]`
             /// - output: `[batch_size, channels, spatial_out..]`
             ///
             /// # Panics
-            /// As [`max_unpool`], and when the layer
+            /// As [`max_unpool`], and for raw indices when the layer
             #[doc = concat!("[requires the output size](", stringify!($config), "::requires_output_size).")]
-            pub fn forward(&self, x: Tensor<$rank>, indices: Tensor<$rank, Int>) -> Tensor<$rank> {
+            pub fn forward(
+                &self,
+                x: Tensor<$rank>,
+                indices: impl Into<UnpoolIndices<$rank>>,
+            ) -> Tensor<$rank> {
+                let indices = indices.into();
                 assert!(
-                    !self.requires_output_size,
+                    !self.requires_output_size || matches!(indices, UnpoolIndices::Pooled(_)),
                     "{}::forward: the pool this layer inverts (ceil_mode, or Same padding with a \
                      stride above 1) does not determine its input size from its output size \
-                     {:?}; pass the pool's input size to forward_with_output_size",
+                     {:?}; pass the pool's PoolIndices, or its input size to \
+                     forward_with_output_size",
                     stringify!($module),
                     &x.dims()[2..],
                 );
@@ -126,7 +134,7 @@ macro_rules! unpool_module {
             pub fn forward_with_output_size(
                 &self,
                 x: Tensor<$rank>,
-                indices: Tensor<$rank, Int>,
+                indices: impl Into<UnpoolIndices<$rank>>,
                 output_size: [usize; $dims],
             ) -> Tensor<$rank> {
                 max_unpool(x, indices, self.options().with_output_size(output_size))

@@ -129,6 +129,7 @@ impl MaxUnpoolAttributes {
             layout: IndexLayout::Global,
             index_plane,
             check_indices: true,
+            pool_input: None,
         })
     }
 }

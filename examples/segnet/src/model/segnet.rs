@@ -4,7 +4,6 @@ use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Device, Tensor};
 
-use super::stage::PoolRecord;
 use super::{DecoderStage, EncoderStage, SegNetConfig};
 
 /// SegNet or SegNet-Basic, as [`SegNetConfig`] chose: encoder stages that pool with indices, decoder
@@ -59,16 +58,16 @@ impl SegNet {
     /// [`forward`](Self::forward), with the spatial size each decoder stage produced (its
     /// unpooling's output size; deepest first).
     pub fn forward_traced(&self, images: Tensor<4>) -> (Tensor<4>, Vec<[usize; 2]>) {
-        let mut records: Vec<PoolRecord> = Vec::with_capacity(self.encoders.len());
+        let mut pools = Vec::with_capacity(self.encoders.len());
         let mut x = images;
         for encoder in &self.encoders {
-            let (pooled, record) = encoder.forward(x);
-            records.push(record);
+            let (pooled, indices) = encoder.forward(x);
+            pools.push(indices);
             x = pooled;
         }
-        let mut sizes = Vec::with_capacity(records.len());
-        for (decoder, record) in self.decoders.iter().zip(records.into_iter().rev()) {
-            x = decoder.forward(x, record);
+        let mut sizes = Vec::with_capacity(pools.len());
+        for (decoder, indices) in self.decoders.iter().zip(pools.into_iter().rev()) {
+            x = decoder.forward(x, indices);
             let [_, _, height, width] = x.dims();
             sizes.push([height, width]);
         }

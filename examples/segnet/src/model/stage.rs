@@ -2,7 +2,8 @@
 
 use burn::module::Module;
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Device, Tensor};
+use burn_unpool::PoolIndices;
 use burn_unpool::nn::{MaxPoolWithIndices, MaxUnpool2d, MaxUnpool2dConfig};
 
 use super::{ConvBlock, StageSpec};
@@ -20,14 +21,6 @@ pub struct EncoderStage {
     pool: MaxPool2d,
 }
 
-/// What an encoder stage hands to its decoder: the pool's indices and input size.
-pub struct PoolRecord {
-    /// Per-plane indices of the maxima.
-    pub indices: Tensor<4, Int>,
-    /// Spatial size of the pool's input, which the decoder restores.
-    pub size: [usize; 2],
-}
-
 impl EncoderStage {
     /// A stage taking `in_channels` channels.
     pub fn new(spec: StageSpec, in_channels: usize, device: &Device) -> Self {
@@ -43,18 +36,11 @@ impl EncoderStage {
         }
     }
 
-    /// The pooled features and the record the decoder needs.
-    pub fn forward(&self, x: Tensor<4>) -> (Tensor<4>, PoolRecord) {
+    /// The pooled features and the pool's indices, which know the pool's input size: the
+    /// decoder restores that size and needs no index check (no device read-back on a GPU).
+    pub fn forward(&self, x: Tensor<4>) -> (Tensor<4>, PoolIndices<4>) {
         let x = self.convs.iter().fold(x, |x, conv| conv.forward(x));
-        let [_, _, height, width] = x.dims();
-        let (pooled, indices) = self.pool.forward_with_indices(x);
-        (
-            pooled,
-            PoolRecord {
-                indices,
-                size: [height, width],
-            },
-        )
+        self.pool.forward_with_indices(x)
     }
 }
 
@@ -85,10 +71,8 @@ impl DecoderStage {
     }
 
     /// Unpools `x` to the size of the encoder pool's input, then convolves.
-    pub fn forward(&self, x: Tensor<4>, record: PoolRecord) -> Tensor<4> {
-        let x = self
-            .unpool
-            .forward_with_output_size(x, record.indices, record.size);
+    pub fn forward(&self, x: Tensor<4>, indices: PoolIndices<4>) -> Tensor<4> {
+        let x = self.unpool.forward(x, indices);
         self.convs.iter().fold(x, |x, conv| conv.forward(x))
     }
 }

@@ -18,9 +18,10 @@ use cubecl::prelude::*;
 use cubecl::{CubeDim, calculate_cube_count_elemwise};
 
 use super::UnpoolBackend;
+use crate::diagnostics;
 use crate::plan::Direction;
 use crate::{IndexLayout, UnpoolPlan};
-use kernels::IndexGeometryLaunch;
+use kernels::{CellGeometryLaunch, IndexGeometryLaunch};
 
 impl UnpoolBackend for CubeBackend {
     fn max_unpool(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
@@ -60,6 +61,10 @@ struct KernelIndices {
     out_len: usize,
     out_plane: usize,
     range_end: usize,
+    /// Whether every index lies in its own cell ([`UnpoolPlan::targets_unique`]).
+    unique: bool,
+    /// Windows, output sizes, strides and begin paddings of three spatial axes.
+    cells: [[usize; 3]; 4],
 }
 
 impl KernelIndices {
@@ -93,6 +98,11 @@ impl KernelIndices {
             indices.handle,
             DType::U32,
         );
+        let geometry = plan.geometry();
+        let axes = |values: &[usize], fill: usize| {
+            std::array::from_fn(|axis| values.get(axis).copied().unwrap_or(fill))
+        };
+        let pads: Vec<usize> = geometry.padding.iter().map(|&(begin, _)| begin).collect();
         Self {
             words,
             wide,
@@ -102,6 +112,13 @@ impl KernelIndices {
             out_len: plan.output_len(),
             out_plane: plan.output_plane_len(),
             range_end: plan.index_range_end(),
+            unique: plan.targets_unique(),
+            cells: [
+                axes(&plan.input_shape()[2..], 1),
+                axes(&plan.output_shape()[2..], 1),
+                axes(&geometry.stride, 1),
+                axes(&pads, 0),
+            ],
         }
     }
 
@@ -117,24 +134,60 @@ impl KernelIndices {
         )
     }
 
-    /// The winner pass, then `direction`'s gather: in the forward every output position takes
-    /// its winner's value (or zero), in the backward every element of `x` takes the gradient at
-    /// its index if it won there. The result has `shape`.
+    fn cells(&self) -> CellGeometryLaunch {
+        let sequence = |values: [usize; 3]| {
+            let mut sequence = SequenceArg::new();
+            values.into_iter().for_each(|value| sequence.push(value));
+            sequence
+        };
+        let [windows, out, stride, pad] = self.cells.map(sequence);
+        CellGeometryLaunch::new(windows, out, stride, pad)
+    }
+
+    /// `direction` into a new tensor of `shape`: with a one-pass kernel where every index lies
+    /// in its own cell, else after the winner pass.
     fn gather(&self, direction: Direction, input: CubeTensor, shape: Shape) -> CubeTensor {
         let output = empty(&input, shape, input.dtype);
         let units = output.shape().num_elements();
         if units == 0 {
             return output;
         }
-        let winners = self.elect_winners().into_tensor_arg();
         let input = into_contiguous(input).into_tensor_arg();
         let (out, indices) = (
             output.clone().into_tensor_arg(),
             self.words.clone().into_tensor_arg(),
         );
-        let (cube_dim, count) = launch_grid(&output, units);
         let (client, dtype, geometry) =
             (&output.client, storage_type(output.dtype), self.geometry());
+        if self.unique && self.in_len > 0 {
+            diagnostics::record(&diagnostics::ONE_PASS_KERNELS);
+            let (cube_dim, count) = launch_grid(&output, self.in_len);
+            // SAFETY: one unit per element of `x` (and of the indices); units past `in_len` stop
+            // at once. A unit of the forward writes only its own cell, inside `output`; the
+            // backward reads `grad` only at landings below `out_len`.
+            unsafe {
+                match direction {
+                    Direction::Forward => kernels::unpool_cells::launch_unchecked(
+                        client,
+                        count,
+                        cube_dim,
+                        input,
+                        indices,
+                        out,
+                        geometry,
+                        self.cells(),
+                        dtype,
+                    ),
+                    Direction::Backward => kernels::gather_targets::launch_unchecked(
+                        client, count, cube_dim, input, indices, out, geometry, dtype,
+                    ),
+                }
+            }
+            return output;
+        }
+        diagnostics::record(&diagnostics::WINNER_KERNELS);
+        let winners = self.elect_winners().into_tensor_arg();
+        let (cube_dim, count) = launch_grid(&output, units);
         // SAFETY: every winner is at most `in_len`, the elements of `x`; `winners` holds `out_len`
         // words, read only below `out_len`; `output` holds `units` elements and units past
         // `units` stop at once; `indices` holds `in_len` indices.
@@ -151,7 +204,8 @@ impl KernelIndices {
         output
     }
 
-    /// `[1]` of `u32`: 1 when some index is out of range.
+    /// `[1]` of `u32`: bit 0 when some index is out of range, bit 1 when some index lies outside
+    /// its own cell.
     fn invalid_index_flag(&self) -> CubeTensor {
         self.index_pass(1, true)
     }
@@ -172,7 +226,7 @@ impl KernelIndices {
             out.clone().into_tensor_arg(),
         );
         let (cube_dim, cube_count) = launch_grid(&out, self.in_len);
-        let (client, geometry) = (&out.client, self.geometry());
+        let (client, geometry, cells) = (&out.client, self.geometry(), self.cells());
         // SAFETY: `indices` holds `in_len` indices; `out` is written only at landings below
         // `out_len` (winners, `len = out_len`) or at word 0 (the flag); units past `in_len` stop.
         unsafe {
@@ -183,6 +237,7 @@ impl KernelIndices {
                 indices,
                 out_arg,
                 geometry,
+                cells,
                 flag_invalid,
             );
         }

@@ -1,0 +1,121 @@
+//! Max pooling that keeps its indices together with the pool that produced them.
+
+use burn::tensor::module;
+use burn::tensor::ops::MaxPoolOptions;
+use burn::tensor::{Int, Tensor};
+
+use crate::options::PoolGeometry;
+
+/// The indices of a max pool's maxima, with the pool that produced them and its input size.
+///
+/// Made by [`max_pool1d_with_indices`], [`max_pool2d_with_indices`] and the
+/// [`MaxPoolWithIndices`](crate::nn::MaxPoolWithIndices) modules; the unpooling functions and
+/// modules take it wherever they take raw indices. Because it carries the pool's input size, the
+/// unpooling needs no output size (odd sizes, `ceil_mode` and `Same` padding included), and the
+/// options' kernel, stride, padding and dilation are not used: the pool's are. Because
+/// the indices come straight from Burn's pool, each lies in its own pool window by construction:
+/// the unpooling runs no index check (on GPU devices, no device read-back that waits for the
+/// queue) and, where the windows cannot overlap, kernels that write every output element once.
+///
+/// ```
+/// use burn::tensor::ops::MaxPoolOptions;
+/// use burn::tensor::{Device, Tensor};
+/// use burn_unpool::{MaxUnpoolOptions, max_pool2d_with_indices, max_unpool2d};
+///
+/// let device = Device::flex();
+/// let image = Tensor::<4>::ones([1, 3, 5, 7], &device);
+/// let pool = MaxPoolOptions::new([2, 2]).with_ceil_mode(true);
+/// let (pooled, indices) = max_pool2d_with_indices(image, pool.clone());
+/// assert_eq!((pooled.dims(), indices.input_size()), ([1, 3, 3, 4], &[5, 7][..]));
+/// // No output size to pass: the indices know the pool's 5 x 7 input.
+/// let restored = max_unpool2d(pooled, indices, MaxUnpoolOptions::from_pool(&pool));
+/// assert_eq!(restored.dims(), [1, 3, 5, 7]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct PoolIndices<const R: usize> {
+    indices: Tensor<R, Int>,
+    pool: PoolGeometry,
+    input_size: Vec<usize>,
+}
+
+impl<const R: usize> PoolIndices<R> {
+    /// The indices: per-plane, row-major in the pool's (unpadded) input.
+    pub fn tensor(&self) -> &Tensor<R, Int> {
+        &self.indices
+    }
+
+    /// The indices as a plain tensor (which the unpooling checks like any other).
+    pub fn into_tensor(self) -> Tensor<R, Int> {
+        self.indices
+    }
+
+    /// The spatial size of the pool's input: the unpooling's output size.
+    pub fn input_size(&self) -> &[usize] {
+        &self.input_size
+    }
+
+    /// The indices' shape, which is the pooled tensor's.
+    pub fn dims(&self) -> [usize; R] {
+        self.indices.dims()
+    }
+
+    /// The tensor, the pool's geometry and its input size.
+    pub(crate) fn into_parts(self) -> (Tensor<R, Int>, PoolGeometry, Vec<usize>) {
+        (self.indices, self.pool, self.input_size)
+    }
+}
+
+/// Indices to unpool with: raw ones (any tensor, checked), or those of this crate's pools, which
+/// carry their pool ([`PoolIndices`]).
+#[derive(Clone, Debug)]
+pub enum UnpoolIndices<const R: usize> {
+    /// A plain index tensor, in the options' [`IndexLayout`](crate::IndexLayout).
+    Raw(Tensor<R, Int>),
+    /// The indices of a pool of this crate.
+    Pooled(PoolIndices<R>),
+}
+
+impl<const R: usize> From<Tensor<R, Int>> for UnpoolIndices<R> {
+    fn from(indices: Tensor<R, Int>) -> Self {
+        Self::Raw(indices)
+    }
+}
+
+impl<const R: usize> From<PoolIndices<R>> for UnpoolIndices<R> {
+    fn from(indices: PoolIndices<R>) -> Self {
+        Self::Pooled(indices)
+    }
+}
+
+/// Defines `max_pool{1,2}d_with_indices`: Burn's pool, keeping the pool with its indices.
+macro_rules! max_pool_with_indices {
+    ($name:ident, $dims:literal, $rank:literal) => {
+        #[doc = concat!(
+            "Burn's [`", stringify!($name), "`](burn::tensor::module::", stringify!($name),
+            "), returning the indices as [`PoolIndices`]: with the pool and its input size, for ",
+            "unpooling without an output size or an index check."
+        )]
+        pub fn $name(
+            x: Tensor<$rank>,
+            options: MaxPoolOptions<$dims>,
+        ) -> (Tensor<$rank>, PoolIndices<$rank>) {
+            let input_size = x.dims()[2..].to_vec();
+            let pool = PoolGeometry {
+                kernel_size: options.kernel_size.to_vec(),
+                stride: options.stride.to_vec(),
+                padding: options.padding.to_vec(),
+                dilation: options.dilation.to_vec(),
+            };
+            let (pooled, indices) = module::$name(x, options);
+            let indices = PoolIndices {
+                indices,
+                pool,
+                input_size,
+            };
+            (pooled, indices)
+        }
+    };
+}
+
+max_pool_with_indices!(max_pool1d_with_indices, 1, 3);
+max_pool_with_indices!(max_pool2d_with_indices, 2, 4);
