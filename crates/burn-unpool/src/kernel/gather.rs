@@ -9,7 +9,9 @@
 
 use fixedbitset::FixedBitSet;
 
-use super::buffer::zeroed_buffer;
+use core::mem::MaybeUninit;
+
+use super::buffer::written_buffer;
 use super::{
     BadIndex, ChunkIndices, IndexValue, Landing, Placement, Value, for_each_chunk, with_chunk,
 };
@@ -34,51 +36,51 @@ pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     if unique {
         diagnostics::record(&diagnostics::HOST_GATHERS_WITHOUT_DUPLICATES);
     }
-    let mut dx = zeroed_buffer::<E>(plan.input_len());
-    for_each_chunk(plan, &mut dx, in_plane, |planes, dx, window| {
-        let grad = &grad[planes.start * out_plane..planes.end * out_plane];
-        let indices = &indices[planes.start * in_plane..planes.end * in_plane];
-        with_chunk!(&placement, indices, window, |chunk| chunk
-            .gather_winners(grad, dx, unique))
-    })?;
-    Ok(dx)
+    written_buffer(plan.input_len(), |dx| {
+        for_each_chunk(plan, dx, in_plane, |planes, dx, window| {
+            let grad = &grad[planes.start * out_plane..planes.end * out_plane];
+            let indices = &indices[planes.start * in_plane..planes.end * in_plane];
+            with_chunk!(&placement, indices, window, |chunk| chunk
+                .gather_winners(grad, dx, unique))
+        })
+    })
 }
 
 impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
-    /// One chunk of the backward. One pass gathers every element's gradient from `grad` into
-    /// `dx` in order and notes whether a position was reached twice; only then does a backward
-    /// pass zero the elements whose write was overwritten (walking backwards, the first to reach
-    /// a position is the one whose write survived). Without duplicates, the usual case, the
-    /// second pass never runs; where every target is known to be `unique`, nothing looks for
-    /// them.
+    /// One chunk of the backward, writing every element of `dx`. One pass gathers every
+    /// element's gradient from `grad` in order and notes whether a position was reached twice;
+    /// only then does a backward pass zero the elements whose write was overwritten (walking
+    /// backwards, the first to reach a position is the one whose write survived). Without
+    /// duplicates, the usual case, the second pass never runs; where every target is known to be
+    /// `unique`, nothing looks for them.
     #[inline(always)]
     fn gather_winners<E: Value>(
         &self,
         grad: &[E],
-        dx: &mut [E],
+        dx: &mut [MaybeUninit<E>],
         unique: bool,
     ) -> Result<(), BadIndex> {
         if unique {
             for (element, (d, &index)) in dx.iter_mut().zip(self.indices).enumerate() {
-                match self.land(index) {
-                    Landing::At(target) => *d = grad[target],
-                    Landing::Skipped => {}
+                d.write(match self.land(index) {
+                    Landing::At(target) => grad[target],
+                    Landing::Skipped => E::zeroed(),
                     Landing::Outside => return Err(self.bad(element)),
-                }
+                });
             }
             return Ok(());
         }
         let mut claimed = FixedBitSet::with_capacity(grad.len());
         let mut duplicates = false;
         for (element, (d, &index)) in dx.iter_mut().zip(self.indices).enumerate() {
-            match self.land(index) {
+            d.write(match self.land(index) {
                 Landing::At(target) => {
                     duplicates |= claimed.put(target);
-                    *d = grad[target];
+                    grad[target]
                 }
-                Landing::Skipped => {}
+                Landing::Skipped => E::zeroed(),
                 Landing::Outside => return Err(self.bad(element)),
-            }
+            });
         }
         if duplicates {
             claimed.clear();
@@ -86,7 +88,7 @@ impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
                 if let Landing::At(target) = self.land(index)
                     && claimed.put(target)
                 {
-                    *d = E::zeroed();
+                    d.write(E::zeroed());
                 }
             }
         }

@@ -8,4 +8,4 @@ mod stage;
 pub use block::ConvBlock;
 pub use config::{Architecture, SegNetConfig, StageSpec};
 pub use segnet::SegNet;
-pub use stage::{DecoderStage, EncoderStage};
+pub use stage::{DecoderStage, EncoderStage, IndexPath};

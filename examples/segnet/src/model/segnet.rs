@@ -4,7 +4,7 @@ use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Device, Tensor};
 
-use super::{DecoderStage, EncoderStage, SegNetConfig};
+use super::{DecoderStage, EncoderStage, IndexPath, SegNetConfig};
 
 /// SegNet or SegNet-Basic, as [`SegNetConfig`] chose: encoder stages that pool with indices, decoder
 /// stages (deepest first) that unpool with them, and a 1x1 convolution to class scores.
@@ -58,6 +58,11 @@ impl SegNet {
     /// [`forward`](Self::forward), with the spatial size each decoder stage produced (its
     /// unpooling's output size; deepest first).
     pub fn forward_traced(&self, images: Tensor<4>) -> (Tensor<4>, Vec<[usize; 2]>) {
+        self.forward_with(images, IndexPath::Pooled)
+    }
+
+    /// [`forward_traced`](Self::forward_traced), unpooling by `path`.
+    pub fn forward_with(&self, images: Tensor<4>, path: IndexPath) -> (Tensor<4>, Vec<[usize; 2]>) {
         let mut pools = Vec::with_capacity(self.encoders.len());
         let mut x = images;
         for encoder in &self.encoders {
@@ -67,7 +72,7 @@ impl SegNet {
         }
         let mut sizes = Vec::with_capacity(pools.len());
         for (decoder, indices) in self.decoders.iter().zip(pools.into_iter().rev()) {
-            x = decoder.forward(x, indices);
+            x = decoder.forward(x, indices, path);
             let [_, _, height, width] = x.dims();
             sizes.push([height, width]);
         }

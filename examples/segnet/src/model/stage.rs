@@ -71,8 +71,29 @@ impl DecoderStage {
     }
 
     /// Unpools `x` to the size of the encoder pool's input, then convolves.
-    pub fn forward(&self, x: Tensor<4>, indices: PoolIndices<4>) -> Tensor<4> {
-        let x = self.unpool.forward(x, indices);
+    pub fn forward(&self, x: Tensor<4>, indices: PoolIndices<4>, path: IndexPath) -> Tensor<4> {
+        let x = match path {
+            IndexPath::Pooled => self.unpool.forward(x, indices),
+            IndexPath::Raw => {
+                let [height, width] = [indices.input_size()[0], indices.input_size()[1]];
+                let raw = indices.into_tensor();
+                self.unpool
+                    .forward_with_output_size(x, raw, [height, width])
+            }
+        };
         self.convs.iter().fold(x, |x, conv| conv.forward(x))
     }
+}
+
+/// How the decoder stages unpool: with the encoder pools' own indices, or with the same indices
+/// as plain tensors and the sizes beside them, checked like any raw indices (on a GPU, one
+/// device read-back per stage). The network uses the first; the second is there to measure the
+/// difference (`benches/step.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IndexPath {
+    /// [`PoolIndices`]: no check, no output size.
+    #[default]
+    Pooled,
+    /// Raw index tensors with the pools' input sizes.
+    Raw,
 }

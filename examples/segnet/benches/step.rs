@@ -1,0 +1,124 @@
+//! The time of one SegNet training step (forward, loss, backward, Adam update) on one device,
+//! with the decoder unpooling by the encoder pools' own indices and by the same indices as raw
+//! tensors, checked (on a GPU: one device read-back per decoder stage). Medians after warm-up
+//! steps, each step followed by a device sync.
+//!
+//! `cargo bench -p segnet [--features wgpu] --bench step -- [--device cpu|wgpu] [--arch
+//! segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]`
+
+use std::time::Instant;
+
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::{Device, Distribution, Int, Tensor};
+use clap::Parser;
+use segnet::device::DeviceChoice;
+use segnet::model::{Architecture, IndexPath, SegNet, SegNetConfig};
+use segnet::training::segmentation_loss;
+
+#[derive(Parser)]
+struct Args {
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Cpu)]
+    device: DeviceChoice,
+    /// Which network.
+    #[arg(long, value_enum, default_value_t = Architecture::SegNetBasic)]
+    arch: Architecture,
+    /// Channels of the first stage (the paper's 64).
+    #[arg(long, default_value_t = 64)]
+    width: usize,
+    /// Image size, HEIGHTxWIDTH (CamVid's 360x480).
+    #[arg(long, default_value = "360x480", value_parser = size)]
+    size: [usize; 2],
+    /// Images per step.
+    #[arg(long, default_value_t = 4)]
+    batch: usize,
+    /// Timed steps per path (after 2 warm-up steps).
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+    /// Accepted for `cargo bench`.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+fn size(text: &str) -> Result<[usize; 2], String> {
+    let (height, width) = text
+        .split_once('x')
+        .ok_or(format!("{text}: expected HEIGHTxWIDTH"))?;
+    let parse = |v: &str| v.parse::<usize>().map_err(|e| format!("{text}: {e}"));
+    Ok([parse(height)?, parse(width)?])
+}
+
+const CLASSES: usize = 11;
+
+fn main() {
+    let args = Args::parse();
+    let device = args
+        .device
+        .device()
+        .expect("a device this build has")
+        .autodiff();
+    let net = SegNetConfig::new(CLASSES)
+        .with_architecture(args.arch)
+        .with_width(args.width)
+        .init(&device);
+    let [height, width] = args.size;
+    let images = Tensor::<4>::random(
+        [args.batch, 3, height, width],
+        Distribution::Default,
+        &device,
+    );
+    let targets = Tensor::<3, Int>::random(
+        [args.batch, height, width],
+        Distribution::Uniform(0.0, CLASSES as f64),
+        &device,
+    );
+    println!(
+        "{} width {} ({} parameters), batch {} of {height} x {width}, on {:?}; median of {} steps \
+         after 2 warm-up steps, each followed by a device sync",
+        args.arch,
+        args.width,
+        burn::module::Module::num_params(&net),
+        args.batch,
+        args.device,
+        args.runs
+    );
+    let mut medians = Vec::new();
+    for (name, path) in [
+        ("pool indices", IndexPath::Pooled),
+        ("raw indices, checked", IndexPath::Raw),
+    ] {
+        let ms = median_step(&net, &images, &targets, &device, path, args.runs);
+        println!("{name:<22} {ms:>10.2} ms per step");
+        medians.push(ms);
+    }
+    println!("raw / pool indices: {:.2}x", medians[1] / medians[0]);
+}
+
+/// The median time of a training step of a copy of `net`, unpooling by `path`.
+fn median_step(
+    net: &SegNet,
+    images: &Tensor<4>,
+    targets: &Tensor<3, Int>,
+    device: &Device,
+    path: IndexPath,
+    runs: usize,
+) -> f64 {
+    let mut net = net.clone();
+    let mut optimizer = AdamConfig::new().init::<SegNet>();
+    let weights = vec![1.0; CLASSES];
+    let mut times: Vec<f64> = (0..runs + 2)
+        .map(|_| {
+            device.sync().expect("the device syncs");
+            let start = Instant::now();
+            let (logits, _) = net.forward_with(images.clone(), path);
+            let loss = segmentation_loss(logits, targets.clone(), &weights);
+            let grads = GradientsParams::from_grads(loss.backward(), &net);
+            net = optimizer.step(1e-3, net.clone(), grads);
+            device.sync().expect("the device syncs");
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .skip(2)
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
