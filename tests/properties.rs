@@ -49,7 +49,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// `pool(unpool(pool(x)))` gives back `pool(x)` (positive values: the zeros unpooling writes
-    /// never win a window), with the pool's input size as the output size.
+    /// never win a window), with the pool's input size as the output size; the pool indices of
+    /// this crate's pool give the same unpooling without it.
     #[test]
     fn unpooling_inverts_pooling(pool in pools(), seed in 0u64..1000) {
         let [n, c, h, w] = pool.shape;
@@ -61,11 +62,15 @@ proptest! {
             .with_ceil_mode(pool.ceil_mode);
         for (name, device) in devices() {
             let image = Tensor::<4>::from_data(TensorData::new(values.clone(), pool.shape), &device);
-            let (pooled, indices) = max_pool2d_with_indices(image, options.clone());
+            let (pooled, indices) = max_pool2d_with_indices(image.clone(), options.clone());
             let unpooled = max_unpool2d(pooled.clone(), indices, MaxUnpoolOptions::from_pool(&options).with_output_size([h, w]));
             prop_assert_eq!(unpooled.dims(), pool.shape);
-            let (again, _) = max_pool2d_with_indices(unpooled, options.clone());
-            assert_bit_equal(&again.into_data(), &pooled.into_data(), &format!("{name} {pool:?}"));
+            let (again, _) = max_pool2d_with_indices(unpooled.clone(), options.clone());
+            assert_bit_equal(&again.into_data(), &pooled.clone().into_data(), &format!("{name} {pool:?}"));
+            // This crate's pool indices: no output size, no check, the same bits.
+            let (_, pool_indices) = burn_unpool::max_pool2d_with_indices(image, options.clone());
+            let typed = max_unpool2d(pooled, pool_indices, MaxUnpoolOptions::from_pool(&options));
+            assert_bit_equal(&typed.into_data(), &unpooled.into_data(), &format!("{name} {pool:?}, pool indices"));
         }
     }
 

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Distribution, Int, Tensor};
 use clap::Parser;
 use segnet::device::DeviceChoice;
@@ -104,7 +104,7 @@ fn median_step(
     runs: usize,
 ) -> f64 {
     let mut net = net.clone();
-    let mut optimizer = AdamConfig::new().init::<SegNet>();
+    let mut optimizer = AdamConfig::new().init();
     let weights = vec![1.0; CLASSES];
     let mut times: Vec<f64> = (0..runs + 2)
         .map(|_| {
