@@ -143,7 +143,7 @@ fn index_below_zero() {
         assert_message(
             || {
                 drop(max_unpool1d(
-                    Tensor::ones([1, 2, 2], &d),
+                    Tensor::<3>::ones([1, 2, 2], &d),
                     indices,
                     MaxUnpoolOptions::new([2]),
                 ))
@@ -162,7 +162,7 @@ fn index_past_the_plane() {
         assert_message(
             || {
                 drop(max_unpool1d(
-                    Tensor::ones([1, 2, 2], &d),
+                    Tensor::<3>::ones([1, 2, 2], &d),
                     indices,
                     MaxUnpoolOptions::new([2]),
                 ))
@@ -178,7 +178,13 @@ fn global_index_past_the_tensor() {
         let indices = Tensor::<3, Int>::from_ints([[[0, 5], [8, 1]]], &d);
         let options = MaxUnpoolOptions::new([2]).with_index_layout(IndexLayout::Global);
         assert_message(
-            || drop(max_unpool1d(Tensor::ones([1, 2, 2], &d), indices, options)),
+            || {
+                drop(max_unpool1d(
+                    Tensor::<3>::ones([1, 2, 2], &d),
+                    indices,
+                    options,
+                ))
+            },
             &["index 8", "position [0, 1, 0]", "global", "[0, 8)"],
         );
     }
@@ -192,7 +198,7 @@ fn explicit_output_size_too_small_for_the_indices() {
         assert_message(
             || {
                 drop(max_unpool2d(
-                    Tensor::ones([1, 1, 2, 2], &d),
+                    Tensor::<4>::ones([1, 1, 2, 2], &d),
                     indices,
                     options,
                 ))
@@ -220,7 +226,7 @@ fn index_dtype_cannot_hold_the_indices() {
         assert_message(
             || {
                 drop(max_unpool2d(
-                    Tensor::ones([1, 1, 1, 1], &d),
+                    Tensor::<4>::ones([1, 1, 1, 1], &d),
                     indices,
                     options,
                 ))
@@ -231,21 +237,68 @@ fn index_dtype_cannot_hold_the_indices() {
 }
 
 #[test]
-fn index_dtype_is_not_i32_or_i64() {
-    let d = Device::flex();
-    let indices =
-        Tensor::<3, Int>::from_data(TensorData::new(vec![0i16, 1], [1, 1, 2]), (&d, DType::I16));
-    assert_eq!(indices.dtype(), DType::I16);
-    assert_message(
-        || {
-            drop(max_unpool1d(
-                Tensor::ones([1, 1, 2], &d),
-                indices,
-                MaxUnpoolOptions::new([2]),
-            ))
-        },
-        &["i32 or i64", "I16"],
-    );
+fn narrow_index_dtype_cannot_address_the_output() {
+    for (_, d) in devices() {
+        // u8 addresses 256 positions; the plane has 300. Integer values, as a u8 label map.
+        let (x, indices) = (
+            TensorData::new(vec![1u8], [1, 1, 1]),
+            TensorData::new(vec![0u8], [1, 1, 1]),
+        );
+        if !d.supports_dtype(DType::U8) {
+            continue;
+        }
+        let x = Tensor::<3, Int>::from_data(x, (&d, DType::U8));
+        let indices = Tensor::<3, Int>::from_data(indices, (&d, DType::U8));
+        let options = MaxUnpoolOptions::new([1]).with_output_size([300]);
+        assert_message(
+            || drop(max_unpool1d(x, indices, options)),
+            &[
+                "indices of dtype U8",
+                "largest valid index 299",
+                "use i64 or u64",
+            ],
+        );
+    }
+}
+
+#[test]
+fn unsigned_index_past_the_range_is_reported_as_itself() {
+    // Read through a signed 32-bit path, 2^31 would wrap to a negative value, and 2^64 - 1 to -1.
+    for (name, d) in devices() {
+        for (dtype, bad, shown) in [
+            (
+                DType::U32,
+                vec![0u32.into(), 1u64 << 31, 1],
+                "index 2147483648",
+            ),
+            (
+                DType::U64,
+                vec![0, u64::MAX, 1],
+                "index 18446744073709551615",
+            ),
+        ] {
+            let data = TensorData::new(bad, [1, 1, 3]).convert_dtype(dtype);
+            let indices = Tensor::<3, Int>::from_data(data, (&d, dtype));
+            assert_eq!(indices.dtype(), dtype, "{name}");
+            // Integer values and float values alike.
+            let ints = Tensor::<3, Int>::ones([1, 1, 3], &d);
+            assert_message(
+                || {
+                    drop(max_unpool1d(
+                        ints,
+                        indices.clone(),
+                        MaxUnpoolOptions::new([2]),
+                    ))
+                },
+                &[shown, "position [0, 0, 1]", "[0, 6)"],
+            );
+            let floats = Tensor::<3>::ones([1, 1, 3], &d);
+            assert_message(
+                || drop(max_unpool1d(floats, indices, MaxUnpoolOptions::new([2]))),
+                &[shown, "position [0, 0, 1]", "[0, 6)"],
+            );
+        }
+    }
 }
 
 #[test]
@@ -404,7 +457,7 @@ fn values_and_indices_on_different_devices() {
         assert_message(
             || {
                 drop(max_unpool1d(
-                    Tensor::ones([1, 1, 2], values),
+                    Tensor::<3>::ones([1, 1, 2], values),
                     Tensor::zeros([1, 1, 2], indices),
                     MaxUnpoolOptions::new([2]),
                 ))

@@ -1,6 +1,6 @@
 //! Conformance: the table recorded from PyTorch (one thread) and the ONNX reference by
 //! `tests/scripts/conformance.py`, plus hand-worked cases. Every result must match bit for bit, on
-//! every device, with i32 and i64 indices.
+//! every device, with i32 and i64 indices, and for integer values with unsigned indices.
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
@@ -52,6 +52,58 @@ fn recorded_cases_match_bit_for_bit() {
                     &format!(
                         "{} ({}) on {device_name} with {dtype:?}",
                         case.name, case.source
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The op copies bits, so the recorded cases hold for integer values too: `x`'s f32 bit patterns
+/// read as integers of each width (truncated or zero-extended; either maps 0 to 0, so it commutes
+/// with the op), with unsigned and signed indices.
+#[test]
+fn recorded_cases_hold_for_integer_values() {
+    let as_bits = |values: &[f64], shape: &[usize], dtype: DType| {
+        let bytes = values
+            .iter()
+            .flat_map(|&v| u64::from((v as f32).to_bits()).to_le_bytes()[..dtype.size()].to_vec())
+            .collect();
+        TensorData::from_bytes_vec(bytes, shape.to_vec(), dtype)
+    };
+    let cases = conformance_cases();
+    let values = [
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U64,
+        DType::U32,
+        DType::U16,
+        DType::U8,
+    ];
+    for case in cases.iter().filter(|case| case.onnx_output_shape.is_none()) {
+        for (device_name, device) in devices() {
+            for (value_dtype, index_dtype) in
+                values.iter().zip([DType::U32, DType::U64].iter().cycle())
+            {
+                if !device.supports_dtype(*value_dtype) {
+                    continue;
+                }
+                let actual = run(
+                    Direction::Forward,
+                    as_bits(&case.x, &case.input_shape, *value_dtype),
+                    case.indices_data(*index_dtype),
+                    &case.geometry(),
+                    case.layout(),
+                    &device,
+                );
+                assert_bit_equal(
+                    &actual,
+                    &as_bits(&case.expected, &case.output_shape, *value_dtype),
+                    &format!(
+                        "{} on {device_name}: {value_dtype:?} values, {index_dtype:?} indices",
+                        case.name
                     ),
                 );
             }

@@ -74,8 +74,9 @@ proptest! {
         }
     }
 
-    /// Arbitrary indices (duplicates included) in f32 and f64: every device matches the reference
-    /// bit for bit, forward and backward, with either layout.
+    /// Arbitrary indices (duplicates included) of a signed or unsigned dtype, with f32 and f64
+    /// values (forward and backward) and every integer value dtype the device has (forward): every
+    /// device matches the reference bit for bit, with either layout.
     #[test]
     fn devices_agree_with_the_reference(
         shape in [1usize..3, 1usize..4, 1usize..6, 1usize..6],
@@ -100,14 +101,28 @@ proptest! {
         let expected_dx = reference_backward(&grad, &targets);
         let geometry = PoolParams { kernel: scale.to_vec(), stride: scale.to_vec(), padding: vec![(0, 0); 2], dilation: vec![1, 1], output_size: None };
 
+        // Integer values in [0, 120), which every integer dtype holds.
+        let x_int: Vec<f64> = x.iter().map(|v| (v.abs() as usize % 120) as f64).collect();
+        let expected_y_int = reference_forward(&x_int, &targets, grad.len());
+        // Every index dtype the GPU computes with, signed and unsigned.
+        let index_dtype = [DType::I64, DType::I32, DType::U32, DType::U64][seed as usize % 4];
+        let idx = TensorData::new(indices.clone(), shape.to_vec()).convert_dtype(index_dtype);
+
         for (name, device) in devices() {
+            for dtype in [DType::I64, DType::I32, DType::I16, DType::I8, DType::U64, DType::U32, DType::U16, DType::U8] {
+                if !device.supports_dtype(dtype) {
+                    continue;
+                }
+                let data = |v: &[f64], s: &[usize]| TensorData::new(v.to_vec(), s.to_vec()).convert_dtype(dtype);
+                let y = run(Direction::Forward, data(&x_int, &shape), idx.clone(), &geometry, layout, &device);
+                assert_bit_equal(&y, &data(&expected_y_int, &out_shape), &format!("forward {name} {dtype:?} {index_dtype:?}"));
+            }
             for dtype in [DType::F32, DType::F64] {
                 let data = |v: &[f64], s: &[usize]| TensorData::new(v.to_vec(), s.to_vec()).convert_dtype(dtype);
-                let idx = TensorData::new(indices.clone(), shape.to_vec());
                 let y = run(Direction::Forward, data(&x, &shape), idx.clone(), &geometry, layout, &device);
-                assert_bit_equal(&y, &data(&expected_y, &out_shape), &format!("forward {name} {dtype:?}"));
-                let dx = run(Direction::Backward, data(&grad, &out_shape), idx, &geometry, layout, &device);
-                assert_bit_equal(&dx, &data(&expected_dx, &shape), &format!("backward {name} {dtype:?}"));
+                assert_bit_equal(&y, &data(&expected_y, &out_shape), &format!("forward {name} {dtype:?} {index_dtype:?}"));
+                let dx = run(Direction::Backward, data(&grad, &out_shape), idx.clone(), &geometry, layout, &device);
+                assert_bit_equal(&dx, &data(&expected_dx, &shape), &format!("backward {name} {dtype:?} {index_dtype:?}"));
             }
         }
     }

@@ -61,7 +61,8 @@ pub enum Direction {
     Backward,
 }
 
-/// Runs the op on `device` for data of any rank 3, 4 or 5 and returns the result's data.
+/// Runs the op on `device` for data of any rank 3, 4 or 5 and any value dtype (integer values
+/// forward only) and returns the result's data.
 pub fn run(
     direction: Direction,
     input: TensorData,
@@ -73,9 +74,18 @@ pub fn run(
     macro_rules! rank {
         ($d:literal, $r:literal) => {{
             let dtype = input.dtype();
-            let input = Tensor::<$r>::from_data(input, (device, dtype));
             let indices = Tensor::<$r, Int>::from_data(indices.clone(), (device, indices.dtype()));
             let options = geometry.options::<$d>(layout);
+            if !dtype.is_float() {
+                assert_eq!(
+                    direction,
+                    Direction::Forward,
+                    "integer values have no gradient"
+                );
+                let input = Tensor::<$r, Int>::from_data(input, (device, dtype));
+                return max_unpool(input, indices, options).into_data();
+            }
+            let input = Tensor::<$r>::from_data(input, (device, dtype));
             match direction {
                 Direction::Forward => max_unpool(input, indices, options).into_data(),
                 Direction::Backward => max_unpool_backward(input, indices, options).into_data(),

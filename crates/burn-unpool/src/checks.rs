@@ -7,6 +7,7 @@
 use burn::tensor::{DType, Device};
 
 use crate::error::{PoolAxis, UnpoolError};
+use crate::kernel::host::value_width;
 use crate::options::PoolGeometry;
 use crate::{IndexLayout, UnpoolPlan, default_output_size};
 
@@ -139,14 +140,27 @@ pub(crate) fn pool_indices_use(
     })
 }
 
-/// Indices must be i32 or i64, and wide enough for the largest valid index of `plan`.
+/// Indices must be of an integer dtype wide enough for the largest valid index of `plan`.
 pub(crate) fn index_dtype(dtype: DType, plan: &UnpoolPlan) -> Result<(), UnpoolError> {
-    let max_index = plan.index_range_end().saturating_sub(1);
-    match dtype {
-        DType::I64 => Ok(()),
-        DType::I32 if max_index <= i32::MAX as usize => Ok(()),
-        DType::I32 => Err(UnpoolError::IndexDTypeTooNarrow { dtype, max_index }),
-        dtype => Err(UnpoolError::IndexDType { dtype }),
+    let max_index = plan.index_range_end().saturating_sub(1) as u64;
+    let largest = match dtype {
+        DType::I64 => i64::MAX as u64,
+        DType::I32 => i32::MAX as u64,
+        DType::I16 => i16::MAX as u64,
+        DType::I8 => i8::MAX as u64,
+        DType::U64 => u64::MAX,
+        DType::U32 => u32::MAX.into(),
+        DType::U16 => u16::MAX.into(),
+        DType::U8 => u8::MAX.into(),
+        dtype => return Err(UnpoolError::IndexDType { dtype }),
+    };
+    if max_index <= largest {
+        Ok(())
+    } else {
+        Err(UnpoolError::IndexDTypeTooNarrow {
+            dtype,
+            max_index: max_index as usize,
+        })
     }
 }
 
@@ -162,9 +176,21 @@ pub(crate) fn same_device(values: &Device, indices: &Device) -> Result<(), Unpoo
     }
 }
 
-/// Values must be of a dtype the device supports.
-pub(crate) fn value_dtype(dtype: DType, device: &Device) -> Result<(), UnpoolError> {
+/// Indices must be of a dtype the device computes with.
+pub(crate) fn index_dtype_on(dtype: DType, device: &Device) -> Result<(), UnpoolError> {
     if device.supports_dtype(dtype) {
+        Ok(())
+    } else {
+        Err(UnpoolError::IndexDTypeOnDevice {
+            dtype,
+            device: format!("{device:?}"),
+        })
+    }
+}
+
+/// Values must be of a float or integer dtype the device supports.
+pub(crate) fn value_dtype(dtype: DType, device: &Device) -> Result<(), UnpoolError> {
+    if value_width(dtype).is_some() && device.supports_dtype(dtype) {
         Ok(())
     } else {
         Err(UnpoolError::ValueDType {
@@ -199,6 +225,8 @@ mod tests {
         assert!(super::index_dtype(DType::I64, &plan).is_ok());
         let err = super::index_dtype(DType::I32, &plan).unwrap_err();
         assert!(err.to_string().contains("4294967295"), "{err}"); // 2^32 positions
+        assert!(super::index_dtype(DType::U32, &plan).is_ok());
+        assert!(super::index_dtype(DType::U16, &plan).is_err());
         assert!(super::index_dtype(DType::F32, &plan).is_err());
     }
 }

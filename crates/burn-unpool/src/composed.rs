@@ -7,6 +7,7 @@
 //! it on devices of backends without kernels (LibTorch, Remote) and for the plans the GPU kernels
 //! do not address.
 
+use burn::tensor::kind::Basic;
 use burn::tensor::{DType, IndexingUpdateOp, Int, Tensor, TensorData};
 
 use crate::UnpoolPlan;
@@ -18,18 +19,18 @@ use crate::plan::Direction;
 ///
 /// The forward reads `x` at the winners and writes the output at their targets; the backward
 /// reads the output gradient at the targets and writes the winners' gradient.
-pub(crate) fn run<const R: usize>(
+pub(crate) fn run<const R: usize, K: Basic>(
     direction: Direction,
-    input: Tensor<R>,
+    input: Tensor<R, K>,
     indices: Tensor<R, Int>,
     plan: &UnpoolPlan,
-) -> Tensor<R> {
+) -> Tensor<R, K> {
     let (input_len, output_shape) = match direction {
         Direction::Forward => (plan.input_len(), plan.output_shape()),
         Direction::Backward => (plan.output_len(), plan.input_shape()),
     };
     let output_len: usize = output_shape.iter().product();
-    let output = Tensor::<1>::zeros([output_len], (&input.device(), input.dtype()));
+    let output = Tensor::<1, K>::zeros([output_len], (&input.device(), input.dtype()));
     let output = match winners(indices, plan) {
         Some((sources, targets)) => {
             let (read, write) = match direction {
@@ -122,6 +123,17 @@ mod tests {
             let out = super::run(Direction::Forward, x, index_tensor.clone(), &plan);
             assert_eq!(
                 out.into_data().try_into_vec::<f32>().unwrap(),
+                expected,
+                "{layout:?}"
+            );
+
+            // Integer values take the same composition.
+            let ints: Vec<i32> = (1..=12).map(|v| -v).collect();
+            let expected = kernel::unpool_forward(&ints, &indices, &plan).unwrap();
+            let x = Tensor::<3, Int>::from_data(TensorData::new(ints, [2, 2, 3]), &device);
+            let out = super::run(Direction::Forward, x, index_tensor.clone(), &plan);
+            assert_eq!(
+                out.into_data().try_into_vec::<i32>().unwrap(),
                 expected,
                 "{layout:?}"
             );

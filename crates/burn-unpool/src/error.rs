@@ -90,17 +90,24 @@ pub enum UnpoolError {
         /// The device of the indices.
         indices: String,
     },
-    /// Values of a dtype the device does not support.
+    /// Values of a dtype that does not unpool (bool, quantized) or that the device does not support.
     ValueDType {
         /// The dtype given.
         dtype: DType,
         /// The device, as Burn prints it.
         device: String,
     },
-    /// Indices of a dtype that is not a 32- or 64-bit signed integer.
+    /// Indices of a dtype that is not an integer dtype.
     IndexDType {
         /// The dtype given.
         dtype: DType,
+    },
+    /// Indices of a dtype the device cannot compute with.
+    IndexDTypeOnDevice {
+        /// The dtype given.
+        dtype: DType,
+        /// The device, as Burn prints it.
+        device: String,
     },
     /// Indices of a dtype too narrow for the largest valid index.
     IndexDTypeTooNarrow {
@@ -137,8 +144,8 @@ pub enum UnpoolError {
     IndexOutOfRange {
         /// Position of the element in `indices`, `[n, c, d1..dk]`.
         position: Vec<usize>,
-        /// The index value.
-        value: i64,
+        /// The index value, as given (any integer dtype).
+        value: i128,
         /// The index layout.
         layout: IndexLayout,
         /// The exclusive upper bound of valid values.
@@ -204,14 +211,23 @@ impl fmt::Display for UnpoolError {
             ),
             Self::ValueDType { dtype, device } => write!(
                 f,
-                "max_unpool: values of dtype {dtype:?} are not supported on device {device}"
+                "max_unpool: values of dtype {dtype:?} cannot be unpooled on device {device} (a float or \
+                 integer dtype the device supports)"
             ),
             Self::IndexDType { dtype } => {
-                write!(f, "max_unpool: indices must be i32 or i64, got {dtype:?}")
+                write!(
+                    f,
+                    "max_unpool: indices must be of an integer dtype, got {dtype:?}"
+                )
             }
+            Self::IndexDTypeOnDevice { dtype, device } => write!(
+                f,
+                "max_unpool: indices of dtype {dtype:?} cannot be read on device {device}; use \
+                 i32 or i64 indices there"
+            ),
             Self::IndexDTypeTooNarrow { dtype, max_index } => write!(
                 f,
-                "max_unpool: indices of dtype {dtype:?} cannot hold the largest valid index {max_index}; use i64 indices"
+                "max_unpool: indices of dtype {dtype:?} cannot hold the largest valid index {max_index}; use i64 or u64 indices"
             ),
             Self::PoolIndicesMisused { asked, input_size } => write!(
                 f,

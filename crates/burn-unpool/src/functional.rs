@@ -1,12 +1,13 @@
 //! The public tensor functions: check the arguments, then run the plan where it runs best.
 
 use burn::backend::{Dispatch, DispatchDevice};
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Device, DispatchTensor, Int, Tensor};
 
-use crate::backend::{self, UnpoolBackend};
+use crate::backend::UnpoolBackend;
 use crate::composed;
 use crate::error::{UnpoolError, or_panic};
 use crate::kernel::host::{self, HostTensor};
+use crate::kind::UnpoolKind;
 use crate::plan::{Direction, Request};
 use crate::pool::UnpoolIndices;
 use crate::{MaxUnpoolOptions, UnpoolPlan};
@@ -22,11 +23,11 @@ macro_rules! max_unpool_nd {
         /// ```
         #[doc = $example]
         /// ```
-        pub fn $name(
-            x: Tensor<$rank>,
+        pub fn $name<K: UnpoolKind>(
+            x: Tensor<$rank, K>,
             indices: impl Into<UnpoolIndices<$rank>>,
             options: MaxUnpoolOptions<$dims>,
-        ) -> Tensor<$rank> {
+        ) -> Tensor<$rank, K> {
             max_unpool(x, indices, options)
         }
     };
@@ -96,13 +97,14 @@ assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
 /// `O = (I - 1) * stride - (pad_begin + pad_end) + dilation * (kernel - 1) + 1`; an explicit size
 /// may be set in `options`. Per-plane indices are read in the final output plane. With duplicate
 /// indices the last value in row-major order of `x` wins, on every device and every run.
-/// Values are copied bit for bit.
+/// Values are float or integer ([`UnpoolKind`]) and copied bit for bit; indices may be of any
+/// integer dtype, signed or unsigned.
 ///
 /// # Panics
 /// With a message naming the problem and the values, when the ranks or shapes do not fit, a kernel
 /// size, stride or dilation is zero, the padding leaves no output, a full output size has another
-/// `N` or `C`, `x` and the indices are on different devices, the device lacks the values' dtype,
-/// the indices are not i32/i64 or too narrow, or an index is out of range (the first such index,
+/// `N` or `C`, `x` and the indices are on different devices, the device cannot compute with the
+/// values' or the indices' dtype, the index dtype cannot hold every output position, or an index is out of range (the first such index,
 /// its position and the valid range; see [`MaxUnpoolOptions::without_index_check`]).
 ///
 /// Float indices are refused by the type system:
@@ -116,11 +118,11 @@ assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
 /// let float_indices = Tensor::<3>::zeros([1, 1, 2], &device);
 /// let _ = max_unpool1d(x, float_indices, MaxUnpoolOptions::new([2]));
 /// ```
-pub fn max_unpool<const D: usize, const R: usize>(
-    x: Tensor<R>,
+pub fn max_unpool<const D: usize, const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
     indices: impl Into<UnpoolIndices<R>>,
     options: MaxUnpoolOptions<D>,
-) -> Tensor<R> {
+) -> Tensor<R, K> {
     let (indices, request) = or_panic(options.request().with_indices(indices.into()));
     let plan = or_panic(plan_for(&x, &indices, request));
     unpool(x, indices, plan)
@@ -152,12 +154,13 @@ pub fn max_unpool_backward<const D: usize, const R: usize>(
 ) -> Tensor<R> {
     let (indices, request) = or_panic(options.request().with_indices(indices.into()));
     let plan = or_panic(backward_plan(&grad, &indices, request));
-    run(Direction::Backward, grad, indices, plan)
+    let on_backend = <Dispatch as UnpoolBackend>::max_unpool_backward;
+    run(Direction::Backward, grad, indices, plan, on_backend)
 }
 
 /// Every check of the forward that needs no index values, and the resulting plan.
-pub(crate) fn plan_for<const R: usize>(
-    x: &Tensor<R>,
+pub(crate) fn plan_for<const R: usize, K: UnpoolKind>(
+    x: &Tensor<R, K>,
     indices: &Tensor<R, Int>,
     request: Request,
 ) -> Result<UnpoolPlan, UnpoolError> {
@@ -178,38 +181,44 @@ fn backward_plan<const R: usize>(
     Ok(plan)
 }
 
-fn check_tensors<const R: usize>(
-    values: &Tensor<R>,
+fn check_tensors<const R: usize, K: UnpoolKind>(
+    values: &Tensor<R, K>,
     indices: &Tensor<R, Int>,
     plan: &UnpoolPlan,
 ) -> Result<(), UnpoolError> {
     checks::same_device(&values.device(), &indices.device())?;
     checks::value_dtype(values.dtype(), &values.device())?;
-    checks::index_dtype(indices.dtype(), plan)
+    checks::index_dtype(indices.dtype(), plan)?;
+    checks::index_dtype_on(indices.dtype(), &indices.device())
 }
 
 /// Runs a checked forward plan.
-pub(crate) fn unpool<const R: usize>(
-    x: Tensor<R>,
+pub(crate) fn unpool<const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
     indices: Tensor<R, Int>,
     plan: UnpoolPlan,
-) -> Tensor<R> {
-    run(Direction::Forward, x, indices, plan)
+) -> Tensor<R, K> {
+    run(Direction::Forward, x, indices, plan, K::max_unpool)
 }
 
-/// Runs a checked plan in `direction` (`input` is `x` or the output gradient) where it runs best.
-fn run<const R: usize>(
+/// The backend op of one direction on the dispatch backend.
+type BackendOp = fn(DispatchTensor, DispatchTensor, UnpoolPlan) -> DispatchTensor;
+
+/// Runs a checked plan in `direction` (`input` is `x` or the output gradient) where it runs best;
+/// `on_backend` is the backend op of `direction` for `input`'s kind.
+fn run<const R: usize, K: UnpoolKind>(
     direction: Direction,
-    input: Tensor<R>,
+    input: Tensor<R, K>,
     indices: Tensor<R, Int>,
     plan: UnpoolPlan,
-) -> Tensor<R> {
+    on_backend: BackendOp,
+) -> Tensor<R, K> {
     match Route::of(&input.device(), &plan) {
         Route::Composed => composed::run(direction, input, indices, &plan),
         route => {
             let plan = route.check_index_values(&indices, plan);
             let (input, indices) = (input.into_dispatch(), indices.into_dispatch());
-            Tensor::from_dispatch(backend::run::<Dispatch>(direction, input, indices, plan))
+            Tensor::from_dispatch(on_backend(input, indices, plan))
         }
     }
 }

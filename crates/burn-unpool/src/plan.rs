@@ -151,7 +151,7 @@ impl UnpoolPlan {
     }
 
     /// The error for the element at flat position `element` of the indices, holding `value`.
-    pub(crate) fn index_error(&self, element: usize, value: i64) -> UnpoolError {
+    pub(crate) fn index_error(&self, element: usize, value: i128) -> UnpoolError {
         let mut position = vec![0; self.input_shape.len()];
         let mut rest = element;
         for (p, &dim) in position.iter_mut().zip(&self.input_shape).rev() {

@@ -69,6 +69,10 @@ impl<B: UnpoolBackend, C: CheckpointStrategy> UnpoolBackend for Autodiff<B, C> {
         apply::<B, C>(Direction::Forward, x, indices, plan)
     }
 
+    fn max_unpool_int(x: Int<Self>, indices: Int<Self>, plan: UnpoolPlan) -> Int<Self> {
+        B::max_unpool_int(x, indices, plan)
+    }
+
     fn max_unpool_backward(grad: Float<Self>, indices: Int<Self>, plan: UnpoolPlan) -> Float<Self> {
         apply::<B, C>(Direction::Backward, grad, indices, plan)
     }

@@ -70,6 +70,14 @@ pub trait UnpoolBackend: Backend {
         plan: UnpoolPlan,
     ) -> FloatTensor<Self>;
 
+    /// [`max_unpool`](UnpoolBackend::max_unpool) for integer values (no gradient).
+    #[fusion(dtype = x, shape = plan.checked_result_shape(Direction::Forward, x, indices))]
+    fn max_unpool_int(
+        x: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        plan: UnpoolPlan,
+    ) -> IntTensor<Self>;
+
     /// The gradient of `x` for the output gradient `grad`: `grad[indices[p]]` where element `p`
     /// won the write at `indices[p]`, zero elsewhere. It is also the adjoint of [`max_unpool`].
     ///
@@ -164,6 +172,11 @@ macro_rules! host_backend {
     ($backend:ty, $tensor:ty, view: $view:expr, wrap: $wrap:expr) => {
         impl $crate::backend::UnpoolBackend for $backend {
             fn max_unpool(x: $tensor, indices: $tensor, plan: $crate::UnpoolPlan) -> $tensor {
+                use $crate::plan::Direction::Forward;
+                $crate::backend::run_on_host(Forward, x, indices, plan, $view, $wrap)
+            }
+
+            fn max_unpool_int(x: $tensor, indices: $tensor, plan: $crate::UnpoolPlan) -> $tensor {
                 use $crate::plan::Direction::Forward;
                 $crate::backend::run_on_host(Forward, x, indices, plan, $view, $wrap)
             }

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use burn::tensor::{DType, TensorData, bf16, f16};
+use burn::tensor::{DType, TensorData};
 use bytemuck::Pod;
 
 use crate::UnpoolPlan;
@@ -29,31 +29,58 @@ impl<'a> HostTensor<'a> {
     }
 }
 
-/// Binds `$E` to the value type of `$values` and `$I` to the index type of `$indices` (both
-/// `HostTensor`s) and evaluates `$body`, for every pair the kernels support.
+/// Binds `$E` to an unsigned type of the width of `$values`' dtype and `$I` to the index type of
+/// `$indices` (both `HostTensor`s) and evaluates `$body`, for every pair the kernels support.
+///
+/// The kernels copy values bit for bit and fill with zero bits, which is zero in every dtype, so
+/// one kernel per width serves every value dtype of that width (f32, i32 and u32 alike).
 macro_rules! with_element_types {
     ($values:expr, $indices:expr, |$E:ident, $I:ident| $body:expr) => {{
         macro_rules! index_types {
             ($value:ty) => {{
                 type $E = $value;
                 match $indices.dtype {
+                    DType::I64 => {
+                        type $I = i64;
+                        $body
+                    }
                     DType::I32 => {
                         type $I = i32;
                         $body
                     }
-                    DType::I64 => {
-                        type $I = i64;
+                    DType::I16 => {
+                        type $I = i16;
+                        $body
+                    }
+                    DType::I8 => {
+                        type $I = i8;
+                        $body
+                    }
+                    DType::U64 => {
+                        type $I = u64;
+                        $body
+                    }
+                    DType::U32 => {
+                        type $I = u32;
+                        $body
+                    }
+                    DType::U16 => {
+                        type $I = u16;
+                        $body
+                    }
+                    DType::U8 => {
+                        type $I = u8;
                         $body
                     }
                     _ => unsupported($values, $indices),
                 }
             }};
         }
-        match $values.dtype {
-            DType::F32 => index_types!(f32),
-            DType::F64 => index_types!(f64),
-            DType::F16 => index_types!(f16),
-            DType::BF16 => index_types!(bf16),
+        match value_width($values.dtype) {
+            Some(1) => index_types!(u8),
+            Some(2) => index_types!(u16),
+            Some(4) => index_types!(u32),
+            Some(8) => index_types!(u64),
             _ => unsupported($values, $indices),
         }
     }};
@@ -71,11 +98,23 @@ macro_rules! with_index_type {
     }};
 }
 
+/// The byte width of a value dtype the op unpools: every float and integer dtype (not `Bool`,
+/// not quantized).
+pub(crate) fn value_width(dtype: DType) -> Option<usize> {
+    match dtype {
+        DType::F64 | DType::I64 | DType::U64 => Some(8),
+        DType::F32 | DType::Flex32 | DType::I32 | DType::U32 => Some(4),
+        DType::F16 | DType::BF16 | DType::I16 | DType::U16 => Some(2),
+        DType::I8 | DType::U8 => Some(1),
+        _ => None,
+    }
+}
+
 #[track_caller]
 fn unsupported(values: HostTensor<'_>, indices: HostTensor<'_>) -> ! {
     panic!(
-        "max_unpool: unsupported element types: values {:?} (f32, f64, f16 or bf16) with indices \
-         {:?} (i32 or i64)",
+        "max_unpool: unsupported element types: values {:?} (a float or integer dtype) with \
+         indices {:?} (an integer dtype)",
         values.dtype, indices.dtype
     )
 }
@@ -89,17 +128,21 @@ pub(crate) fn run(
     plan: &UnpoolPlan,
 ) -> Result<TensorData, UnpoolError> {
     with_element_types!(input, indices, |E, I| {
+        let dtype = input.dtype;
         let (input, indices) = (input.elements::<E>(), indices.elements::<I>());
-        Ok(match direction {
-            Direction::Forward => TensorData::new(
+        let (elements, shape) = match direction {
+            Direction::Forward => (
                 super::unpool_forward(&input, &indices, plan)?,
-                plan.output_shape().to_vec(),
+                plan.output_shape(),
             ),
-            Direction::Backward => TensorData::new(
+            Direction::Backward => (
                 super::unpool_backward(&input, &indices, plan)?,
-                plan.input_shape().to_vec(),
+                plan.input_shape(),
             ),
-        })
+        };
+        // The kernels' words, read back as the values' own dtype.
+        let (bytes, shape, _) = TensorData::new(elements, shape.to_vec()).into_parts();
+        Ok(TensorData::from_bytes(bytes, shape, dtype))
     })
 }
 

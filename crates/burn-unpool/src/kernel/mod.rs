@@ -32,25 +32,32 @@ pub(crate) trait Value: Copy + Zeroable + Send + Sync {}
 
 impl<T: Copy + Zeroable + Send + Sync> Value for T {}
 
-/// An index element type: a signed integer the kernels read as `i64`.
+/// An index element type: any integer dtype. The kernels read it as `i64`; a `u64` past
+/// `i64::MAX` reads as `i64::MAX`, which no plan addresses, so it still fails the range check.
+/// Errors report the value as given ([`IndexValue::to_i128`]).
 pub(crate) trait IndexValue: Copy + Send + Sync + 'static {
-    /// The value, widened without loss.
+    /// The value, widened without loss, or saturated at `i64::MAX`.
     fn to_i64(self) -> i64;
+    /// The value, widened without loss.
+    fn to_i128(self) -> i128;
 }
 
-impl IndexValue for i32 {
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
+macro_rules! index_values {
+    ($($index:ty),*) => {$(
+        impl IndexValue for $index {
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                i64::try_from(self).unwrap_or(i64::MAX)
+            }
+
+            fn to_i128(self) -> i128 {
+                i128::from(self)
+            }
+        }
+    )*};
 }
 
-impl IndexValue for i64 {
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self
-    }
-}
+index_values!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 /// The first invalid index of a chunk: its position inside the chunk and its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +65,7 @@ pub(crate) struct BadIndex {
     /// Position of the element, counted from the start of the chunk.
     pub element: usize,
     /// The index value as given.
-    pub value: i64,
+    pub value: i128,
 }
 
 /// Where an index of a chunk lands, seen from that chunk.
@@ -122,7 +129,7 @@ impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
     pub(crate) fn bad(&self, element: usize) -> BadIndex {
         BadIndex {
             element,
-            value: self.indices[element].to_i64(),
+            value: self.indices[element].to_i128(),
         }
     }
 }
@@ -199,13 +206,20 @@ where
         len: planes * index_plane,
         skip_outside,
     };
-    if plan.layout() == IndexLayout::Global && matches!(whole.land(bad.value), Landing::At(_)) {
+    if plan.layout() == IndexLayout::Global
+        && matches!(whole.land(saturating_i64(bad.value)), Landing::At(_))
+    {
         // A valid global index into another plane: redo everything as one chunk, in order.
         out.fill(T::zeroed());
         return chunk(0..planes, out, whole)
             .map_err(|bad| plan.index_error(bad.element, bad.value));
     }
     Err(plan.index_error(p * in_plane + bad.element, bad.value))
+}
+
+/// `value` as the kernels read it: saturated at the ends of `i64`.
+fn saturating_i64(value: i128) -> i64 {
+    value.clamp(i64::MIN.into(), i64::MAX.into()) as i64
 }
 
 #[cfg(test)]

@@ -8,13 +8,13 @@ use crate::UnpoolPlan;
 pub(crate) fn first_invalid_index<I: IndexValue>(
     indices: &[I],
     plan: &UnpoolPlan,
-) -> Option<(usize, i64)> {
+) -> Option<(usize, i128)> {
     let end = plan.index_range_end() as u64;
-    indices
-        .iter()
-        .map(|&index| index.to_i64())
-        .enumerate()
-        .find(|&(_, value)| value < 0 || value as u64 >= end)
+    let position = indices.iter().position(|&index| {
+        let value = index.to_i64();
+        value < 0 || value as u64 >= end
+    })?;
+    Some((position, indices[position].to_i128()))
 }
 
 #[cfg(test)]
@@ -36,6 +36,15 @@ mod tests {
         assert_eq!(
             super::first_invalid_index(&[-1i64, 8], &plan),
             Some((0, -1))
+        );
+        // Unsigned indices reach the check as themselves, never wrapped to a valid value.
+        assert_eq!(
+            super::first_invalid_index(&[0u32, 1 << 31], &plan),
+            Some((1, 1 << 31))
+        );
+        assert_eq!(
+            super::first_invalid_index(&[0u64, u64::MAX], &plan),
+            Some((1, u64::MAX.into()))
         );
     }
 }

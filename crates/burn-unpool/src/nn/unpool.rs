@@ -6,7 +6,7 @@ use burn::nn::pool::{MaxPool1dConfig, MaxPool2dConfig};
 use burn::tensor::Tensor;
 
 use super::padding::PaddingPairs;
-use crate::{MaxUnpoolOptions, UnpoolIndices, max_unpool};
+use crate::{MaxUnpoolOptions, UnpoolIndices, UnpoolKind, max_unpool};
 
 macro_rules! unpool_module {
     (
@@ -100,7 +100,7 @@ macro_rules! unpool_module {
                     .with_dilation(self.dilation)
             }
 
-            /// Unpools `x` with `indices`: the [`PoolIndices`](crate::PoolIndices) of the pool this layer inverts
+            /// Unpools `x` (float or integer values) with `indices`: the [`PoolIndices`](crate::PoolIndices) of the pool this layer inverts
             /// (the output then has the pool's input size), or raw per-plane indices (the output
             /// then has the default size).
             ///
@@ -111,11 +111,11 @@ macro_rules! unpool_module {
             /// # Panics
             /// As [`max_unpool`], and for raw indices when the layer
             #[doc = concat!("[requires the output size](", stringify!($config), "::requires_output_size).")]
-            pub fn forward(
+            pub fn forward<K: UnpoolKind>(
                 &self,
-                x: Tensor<$rank>,
+                x: Tensor<$rank, K>,
                 indices: impl Into<UnpoolIndices<$rank>>,
-            ) -> Tensor<$rank> {
+            ) -> Tensor<$rank, K> {
                 let indices = indices.into();
                 assert!(
                     !self.requires_output_size || matches!(indices, UnpoolIndices::Pooled(_)),
@@ -131,12 +131,12 @@ macro_rules! unpool_module {
 
             /// Unpools `x` with `indices` into the spatial size `output_size`, typically the size
             /// of the pool's input (needed where the pool's input had an odd size).
-            pub fn forward_with_output_size(
+            pub fn forward_with_output_size<K: UnpoolKind>(
                 &self,
-                x: Tensor<$rank>,
+                x: Tensor<$rank, K>,
                 indices: impl Into<UnpoolIndices<$rank>>,
                 output_size: [usize; $dims],
-            ) -> Tensor<$rank> {
+            ) -> Tensor<$rank, K> {
                 max_unpool(x, indices, self.options().with_output_size(output_size))
             }
         }

@@ -11,7 +11,7 @@ mod kernels;
 use burn::backend::TensorMetadata;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::CubeBackend;
-use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::kernel::{cast, into_contiguous};
 use burn_cubecl::ops::numeric::{empty_device_contiguous_dtype, zeros_client};
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::prelude::*;
@@ -27,6 +27,10 @@ impl UnpoolBackend for CubeBackend {
     fn max_unpool(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         let shape = plan.checked_result_shape(Direction::Forward, &x.shape(), &indices.shape());
         KernelIndices::new(&plan, indices).gather(Direction::Forward, x, shape)
+    }
+
+    fn max_unpool_int(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
+        Self::max_unpool(x, indices, plan)
     }
 
     fn max_unpool_backward(grad: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
@@ -78,10 +82,15 @@ impl KernelIndices {
             plan.output_shape(),
             plan.index_plane()
         );
-        let wide = match indices.dtype {
-            DType::I32 | DType::U32 => false,
-            DType::I64 | DType::U64 => true,
-            dtype => panic!("UnpoolBackend::max_unpool: indices must be i32 or i64, got {dtype:?}"),
+        // 32- and 64-bit indices are read as they are; narrower ones are widened to i32 first
+        // (losslessly: a negative i8 or i16 stays negative, so it stays out of range).
+        let (indices, wide) = match indices.dtype {
+            DType::I32 | DType::U32 => (indices, false),
+            DType::I64 | DType::U64 => (indices, true),
+            DType::I16 | DType::I8 | DType::U16 | DType::U8 => (cast(indices, DType::I32), false),
+            dtype => panic!(
+                "UnpoolBackend::max_unpool: indices must be of an integer dtype, got {dtype:?}"
+            ),
         };
         let indices = into_contiguous(indices);
         // A contiguous view into a larger buffer is copied so that word 0 is its first element.

@@ -1,0 +1,56 @@
+//! The tensor kinds whose values unpool.
+
+use burn::backend::Dispatch;
+use burn::tensor::DispatchTensor;
+use burn::tensor::kind::Basic;
+use burn::tensor::{Float, Int};
+
+use crate::UnpoolPlan;
+use crate::backend::UnpoolBackend;
+
+/// The kinds of tensor [`max_unpool`](crate::max_unpool) takes: [`Float`] values of every float
+/// dtype (differentiable) and [`Int`] values of every integer dtype (i64 to u8; no gradient, as
+/// Burn has none for them).
+///
+/// One generic function rather than `_int` twins, as Burn's own tensor API is generic over the
+/// kind where an op means the same for every kind: unpooling copies values bit for bit and
+/// fills with zero, whatever they are. `Bool` is not a kind here: a mask unpools as
+/// `max_unpool(mask.int(), ..).bool()`.
+pub trait UnpoolKind: Basic + sealed::OnBackend {}
+
+impl UnpoolKind for Float {}
+impl UnpoolKind for Int {}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// The backend op for values of this kind. Sealed: the crate's kinds only.
+    pub trait OnBackend {
+        /// The forward on the dispatch backend.
+        fn max_unpool(
+            x: DispatchTensor,
+            indices: DispatchTensor,
+            plan: UnpoolPlan,
+        ) -> DispatchTensor;
+    }
+
+    impl OnBackend for Float {
+        fn max_unpool(
+            x: DispatchTensor,
+            indices: DispatchTensor,
+            plan: UnpoolPlan,
+        ) -> DispatchTensor {
+            <Dispatch as UnpoolBackend>::max_unpool(x, indices, plan)
+        }
+    }
+
+    impl OnBackend for Int {
+        fn max_unpool(
+            x: DispatchTensor,
+            indices: DispatchTensor,
+            plan: UnpoolPlan,
+        ) -> DispatchTensor {
+            <Dispatch as UnpoolBackend>::max_unpool_int(x, indices, plan)
+        }
+    }
+}
