@@ -470,3 +470,25 @@ fn values_and_indices_on_different_devices() {
         );
     }
 }
+
+#[test]
+fn pool_indices_with_options_that_ask_another_layout_or_size() {
+    use burn::tensor::ops::MaxPoolOptions;
+    for (name, d) in devices() {
+        let pool = MaxPoolOptions::new([2, 2]);
+        let (pooled, indices) =
+            burn_unpool::max_pool2d_with_indices(Tensor::<4>::ones([1, 1, 5, 5], &d), pool.clone());
+        let global = MaxUnpoolOptions::from_pool(&pool).with_index_layout(IndexLayout::Global);
+        let text = message(|| drop(max_unpool2d(pooled.clone(), indices.clone(), global)));
+        assert!(
+            text.contains("input size [5, 5]") && text.contains("Global indices"),
+            "{name}: {text}"
+        );
+        let other_size = MaxUnpoolOptions::from_pool(&pool).with_output_size([4, 4]);
+        let text = message(|| drop(max_unpool2d(pooled, indices, other_size)));
+        assert!(
+            text.contains("input size [5, 5]") && text.contains("[4, 4]"),
+            "{name}: {text}"
+        );
+    }
+}

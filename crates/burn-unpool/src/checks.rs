@@ -176,6 +176,48 @@ pub(crate) fn same_device(values: &Device, indices: &Device) -> Result<(), Unpoo
     }
 }
 
+/// The number of elements of `shape`, when it fits `usize`.
+pub(crate) fn element_count(what: &'static str, shape: &[usize]) -> Result<usize, UnpoolError> {
+    shape
+        .iter()
+        .try_fold(1usize, |count, &dim| count.checked_mul(dim))
+        .ok_or_else(|| UnpoolError::ShapeOverflow {
+            what,
+            shape: shape.to_vec(),
+        })
+}
+
+/// A result of `shape` and `dtype` must fit one buffer: at most `isize::MAX` bytes (Rust's limit
+/// for any allocation) and at most `device_limit` where the device has one (a GPU, where the
+/// winner pass's `u32` per output element must fit too). Checked before any
+/// allocation, so no device is asked for the impossible.
+pub(crate) fn output_bytes(
+    shape: &[usize],
+    dtype: DType,
+    device: &Device,
+    device_limit: Option<u64>,
+) -> Result<(), UnpoolError> {
+    let elements = element_count("output", shape)? as u128;
+    let bytes = elements * dtype.size() as u128;
+    let limit = device_limit.map_or(isize::MAX as u64, |limit| limit.min(isize::MAX as u64));
+    // Beside the output, the GPU kernels' winner pass allocates a `u32` per output element.
+    let widest = match device_limit {
+        Some(_) => bytes.max(elements * 4),
+        None => bytes,
+    };
+    if widest <= u128::from(limit) {
+        Ok(())
+    } else {
+        Err(UnpoolError::OutputTooLarge {
+            shape: shape.to_vec(),
+            dtype,
+            bytes,
+            limit,
+            device: format!("{device:?}"),
+        })
+    }
+}
+
 /// Indices must be of a dtype the device computes with.
 pub(crate) fn index_dtype_on(dtype: DType, device: &Device) -> Result<(), UnpoolError> {
     if device.supports_dtype(dtype) {

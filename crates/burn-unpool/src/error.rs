@@ -64,6 +64,34 @@ pub enum UnpoolError {
         /// The computed size (saturated at `i128::MAX`).
         size: i128,
     },
+    /// A shape whose element count does not fit `usize`.
+    ShapeOverflow {
+        /// What the shape is of.
+        what: &'static str,
+        /// The shape.
+        shape: Vec<usize>,
+    },
+    /// An output larger than one buffer can be: over `isize::MAX` bytes, or over what the device
+    /// allocates in one buffer.
+    OutputTooLarge {
+        /// The output shape.
+        shape: Vec<usize>,
+        /// The values' dtype.
+        dtype: DType,
+        /// The bytes the output needs.
+        bytes: u128,
+        /// The most bytes one buffer may hold there.
+        limit: u64,
+        /// The device, as Burn prints it.
+        device: String,
+    },
+    /// The host could not allocate an output.
+    AllocationFailed {
+        /// The output shape.
+        shape: Vec<usize>,
+        /// The bytes asked for.
+        bytes: usize,
+    },
     /// A full output size whose rank, batch or channel count does not fit `x`.
     FullOutputSize {
         /// The output size given.
@@ -187,6 +215,25 @@ impl fmt::Display for UnpoolError {
                 f,
                 "max_unpool: the default output size of spatial axis {axis} overflows: {size} is more \
                  than usize::MAX"
+            ),
+            Self::ShapeOverflow { what, shape } => write!(
+                f,
+                "max_unpool: the {what} shape {shape:?} has more elements than usize::MAX"
+            ),
+            Self::OutputTooLarge {
+                shape,
+                dtype,
+                bytes,
+                limit,
+                device,
+            } => write!(
+                f,
+                "max_unpool: an output of shape {shape:?} and dtype {dtype:?} needs {bytes} bytes, \
+                 more than the {limit} bytes one buffer may hold on device {device}"
+            ),
+            Self::AllocationFailed { shape, bytes } => write!(
+                f,
+                "max_unpool: could not allocate {bytes} bytes for an output of shape {shape:?}"
             ),
             Self::FullOutputSize { output, x } => write!(
                 f,

@@ -213,13 +213,35 @@ fn run<const R: usize, K: UnpoolKind>(
     plan: UnpoolPlan,
     on_backend: BackendOp,
 ) -> Tensor<R, K> {
-    match Route::of(&input.device(), &plan) {
+    let device = input.device();
+    let shape = match direction {
+        Direction::Forward => plan.output_shape(),
+        Direction::Backward => plan.input_shape(),
+    };
+    or_panic(checks::output_bytes(
+        shape,
+        input.dtype(),
+        &device,
+        buffer_limit(&device),
+    ));
+    match Route::of(&device, &plan) {
         Route::Composed => composed::run(direction, input, indices, &plan),
         route => {
             let plan = route.check_index_values(&indices, plan);
             let (input, indices) = (input.into_dispatch(), indices.into_dispatch());
             Tensor::from_dispatch(on_backend(input, indices, plan))
         }
+    }
+}
+
+/// The most bytes one buffer may hold on `device`, where the device says (a GPU's largest
+/// allocation); `None` on the CPU.
+#[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
+fn buffer_limit(device: &Device) -> Option<u64> {
+    match device.as_dispatch().clone().inner() {
+        #[cfg(feature = "wgpu")]
+        DispatchDevice::Cube(device) => Some(device.client().properties().memory.max_page_size),
+        _ => None,
     }
 }
 

@@ -288,6 +288,9 @@ impl Request {
             IndexPlane::Inferred => inferred?,
         };
         let output_shape: Vec<usize> = x_shape[..2].iter().copied().chain(output_spatial).collect();
+        // Every size the plan reports is a product over these shapes: none may wrap.
+        checks::element_count("x", x_shape)?;
+        checks::element_count("output", &output_shape)?;
         checks::output_holds_index_plane(x_shape, &output_shape, &index_plane)?;
         Ok(UnpoolPlan {
             input_shape: x_shape.to_vec(),

@@ -5,6 +5,8 @@ use core::mem::MaybeUninit;
 
 use bytemuck::Zeroable;
 
+use crate::error::UnpoolError;
+
 /// Buffers at least this large ask for transparent huge pages. glibc serves them with a fresh
 /// mapping (its dynamic mmap threshold stops at 32 MiB); smaller ones may come from the heap,
 /// already faulted in, where the advice only costs time (measured: backward of SegNet s1, 8.0 ms
@@ -18,10 +20,15 @@ const HUGE_PAGE_THRESHOLD: usize = 32 << 20;
 /// for a 44 MB output that is ~11k faults of 4 KiB; asking for huge pages (`madvise`, honoured
 /// when transparent huge pages are in `madvise` or `always` mode) makes it ~22: SegNet s1's
 /// forward took 23 ms without the advice and 16 ms with it, in one run.
-pub(crate) fn zeroed_buffer<T: Zeroable>(len: usize) -> Vec<T> {
-    let buffer: Vec<T> = bytemuck::allocation::zeroed_vec(len);
+/// `shape` is what the buffer holds, for the error when the allocation fails.
+pub(crate) fn zeroed_buffer<T: Zeroable>(
+    len: usize,
+    shape: &[usize],
+) -> Result<Vec<T>, UnpoolError> {
+    let buffer: Vec<T> = bytemuck::allocation::try_zeroed_vec(len)
+        .map_err(|_| allocation_failed::<T>(len, shape))?;
     advise_if_large(buffer.as_ptr() as usize, len * size_of::<T>());
-    buffer
+    Ok(buffer)
 }
 
 /// A buffer of `len` elements that `fill` writes whole: for outputs the kernel writes every
@@ -29,17 +36,29 @@ pub(crate) fn zeroed_buffer<T: Zeroable>(len: usize) -> Vec<T> {
 /// `memset`: 0.5 ms of SegNet s1's 2 ms backward here).
 ///
 /// `fill` must write every element when it returns `Ok`; on `Err` the buffer is dropped unread.
-pub(crate) fn written_buffer<T: Copy, E>(
+pub(crate) fn written_buffer<T: Copy>(
     len: usize,
-    fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), E>,
-) -> Result<Vec<T>, E> {
-    let mut buffer: Vec<T> = Vec::with_capacity(len);
+    shape: &[usize],
+    fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), UnpoolError>,
+) -> Result<Vec<T>, UnpoolError> {
+    let mut buffer: Vec<T> = Vec::new();
+    buffer
+        .try_reserve_exact(len)
+        .map_err(|_| allocation_failed::<T>(len, shape))?;
     advise_if_large(buffer.as_ptr() as usize, len * size_of::<T>());
     fill(&mut buffer.spare_capacity_mut()[..len])?;
     // SAFETY: the capacity is at least `len`, and `fill` returned `Ok`, having written every
     // one of the first `len` elements (its contract).
     unsafe { buffer.set_len(len) };
     Ok(buffer)
+}
+
+#[cold]
+fn allocation_failed<T>(len: usize, shape: &[usize]) -> UnpoolError {
+    UnpoolError::AllocationFailed {
+        shape: shape.to_vec(),
+        bytes: len.saturating_mul(size_of::<T>()),
+    }
 }
 
 fn advise_if_large(start: usize, bytes: usize) {
@@ -70,9 +89,15 @@ mod tests {
     use super::zeroed_buffer;
 
     #[test]
+    fn an_impossible_buffer_is_an_error() {
+        let err = zeroed_buffer::<u64>(1 << 60, &[1 << 30, 1 << 30]).unwrap_err();
+        assert!(err.to_string().contains("could not allocate"), "{err}");
+    }
+
+    #[test]
     fn large_and_small_buffers_are_zero() {
         for len in [0, 7, 3 << 20] {
-            let buffer = zeroed_buffer::<f32>(len);
+            let buffer = zeroed_buffer::<f32>(len, &[len]).unwrap();
             assert_eq!(buffer.len(), len);
             assert!(buffer.iter().all(|v| v.to_bits() == 0));
         }

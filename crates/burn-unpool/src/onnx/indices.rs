@@ -8,6 +8,10 @@ use burn::tensor::{DType, Int, Tensor, TensorData};
 ///
 /// The result is i64 when the largest global index does not fit the indices' dtype.
 ///
+/// # Panics
+/// When the indices are not `[N, C, spatial..]`, `plane_len` is zero, or the global indices
+/// would not fit `i64`.
+///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::per_plane_to_global;
@@ -21,14 +25,17 @@ pub fn per_plane_to_global<const R: usize>(
     indices: Tensor<R, Int>,
     plane_len: usize,
 ) -> Tensor<R, Int> {
-    let offsets = plane_offsets(&indices, plane_len);
-    widen_for(indices, offsets.max_index) + offsets.tensor
+    let offsets = plane_offsets("per_plane_to_global", &indices, plane_len, false);
+    widen_for(indices, offsets.dtype) + offsets.tensor
 }
 
 /// Global indices (ONNX) to per-plane ones (Burn, PyTorch): `per_plane = global - (n*C + c) * P`.
 ///
 /// An index that pointed into another plane comes out negative or `>= P`, and the unpooling
-/// reports it.
+/// reports it (unsigned indices come out as i64 for that).
+///
+/// # Panics
+/// As [`per_plane_to_global`].
 ///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -43,13 +50,18 @@ pub fn global_to_per_plane<const R: usize>(
     indices: Tensor<R, Int>,
     plane_len: usize,
 ) -> Tensor<R, Int> {
-    let offsets = plane_offsets(&indices, plane_len);
-    widen_for(indices, offsets.max_index) - offsets.tensor
+    // Signed, so that an index into an earlier plane comes out negative rather than wrapped.
+    let offsets = plane_offsets("global_to_per_plane", &indices, plane_len, true);
+    widen_for(indices, offsets.dtype) - offsets.tensor
 }
 
 /// ONNX `MaxPool` indices computed with `storage_order = 1` (column-major inside each plane) to
 /// row-major ones, keeping the plane offset of global indices. `input_spatial` is the spatial shape
 /// of the pool's input.
+///
+/// # Panics
+/// When `input_spatial` does not have one non-zero size per spatial axis of the indices, or its
+/// plane holds more than `i64::MAX` elements.
 ///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -65,7 +77,27 @@ pub fn column_major_to_row_major<const R: usize>(
     indices: Tensor<R, Int>,
     input_spatial: &[usize],
 ) -> Tensor<R, Int> {
-    let plane_len: usize = input_spatial.iter().product();
+    let dims = indices.dims();
+    assert!(
+        input_spatial.len() + 2 == R,
+        "column_major_to_row_major: input_spatial must have one size per spatial axis of the \
+         indices {dims:?} ({} sizes), got {input_spatial:?}",
+        R.saturating_sub(2)
+    );
+    assert!(
+        !input_spatial.contains(&0),
+        "column_major_to_row_major: input_spatial must have no zero size, got {input_spatial:?}"
+    );
+    let plane_len = input_spatial
+        .iter()
+        .try_fold(1usize, |len, &dim| len.checked_mul(dim))
+        .filter(|&len| i64::try_from(len).is_ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "column_major_to_row_major: the plane {input_spatial:?} has more elements than \
+                 i64::MAX"
+            )
+        });
     let plane_len_i = plane_len as i64;
     let plane_start = indices
         .clone()
@@ -87,36 +119,64 @@ pub fn column_major_to_row_major<const R: usize>(
 
 struct PlaneOffsets<const R: usize> {
     tensor: Tensor<R, Int>,
-    max_index: usize,
+    /// The dtype both sides of the sum take.
+    dtype: DType,
 }
 
-/// `(n*C + c) * P` broadcast over `indices`' shape, with the dtype `indices` will have.
-fn plane_offsets<const R: usize>(indices: &Tensor<R, Int>, plane_len: usize) -> PlaneOffsets<R> {
+/// `(n*C + c) * plane_len` for every plane of `indices`, in a dtype that holds every global index
+/// (signed if `signed`). Panics, naming `op`, when a global index would not fit `i64`.
+fn plane_offsets<const R: usize>(
+    op: &str,
+    indices: &Tensor<R, Int>,
+    plane_len: usize,
+    signed: bool,
+) -> PlaneOffsets<R> {
     let dims = indices.dims();
-    let planes = dims[0] * dims.get(1).copied().unwrap_or(1);
-    let max_index = (planes * plane_len).saturating_sub(1);
+    assert!(
+        R >= 3,
+        "{op}: indices must be [N, C, spatial..], got shape {dims:?}"
+    );
+    assert!(plane_len > 0, "{op}: plane_len must be non-zero");
+    let planes = dims[0] * dims[1];
+    let global_len = planes
+        .checked_mul(plane_len)
+        .filter(|&len| i64::try_from(len).is_ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "{op}: {planes} planes (indices {dims:?}) of {plane_len} elements hold more \
+                 positions than i64::MAX"
+            )
+        });
     let offsets: Vec<i64> = (0..planes).map(|p| (p * plane_len) as i64).collect();
     let mut shape = [1; R];
-    shape[0] = dims[0];
-    if R > 1 {
-        shape[1] = dims[1];
-    }
+    shape[..2].copy_from_slice(&dims[..2]);
     let device = indices.device();
-    let dtype = widened_dtype(indices.dtype(), max_index);
+    let dtype = widened_dtype(indices.dtype(), global_len.saturating_sub(1), signed);
     let tensor = Tensor::<R, Int>::from_data(TensorData::new(offsets, shape), (&device, dtype));
-    PlaneOffsets { tensor, max_index }
+    PlaneOffsets { tensor, dtype }
 }
 
-fn widened_dtype(dtype: DType, max_index: usize) -> DType {
-    if dtype == DType::I32 && max_index > i32::MAX as usize {
-        DType::I64
-    } else {
+/// `dtype`, or i64 where `dtype` cannot hold `max_index` (or is unsigned and `signed` is asked).
+fn widened_dtype(dtype: DType, max_index: usize, signed: bool) -> DType {
+    let largest = match dtype {
+        DType::I32 => i32::MAX as u64,
+        DType::I16 => i16::MAX as u64,
+        DType::I8 => i8::MAX as u64,
+        DType::U32 if !signed => u32::MAX.into(),
+        DType::U16 if !signed => u16::MAX.into(),
+        DType::U8 if !signed => u8::MAX.into(),
+        DType::U64 if !signed => u64::MAX,
+        DType::I64 => i64::MAX as u64,
+        _ => 0,
+    };
+    if max_index as u64 <= largest {
         dtype
+    } else {
+        DType::I64
     }
 }
 
-fn widen_for<const R: usize>(indices: Tensor<R, Int>, max_index: usize) -> Tensor<R, Int> {
-    let dtype = widened_dtype(indices.dtype(), max_index);
+fn widen_for<const R: usize>(indices: Tensor<R, Int>, dtype: DType) -> Tensor<R, Int> {
     if dtype == indices.dtype() {
         indices
     } else {

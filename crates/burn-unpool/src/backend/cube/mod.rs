@@ -44,14 +44,25 @@ impl UnpoolBackend for CubeBackend {
     }
 }
 
-/// Whether the kernels address `plan`: indices read in the output plane, and sizes below
-/// `u32::MAX` so that a winner `p + 1` fits a word.
+/// Whether the kernels address `plan`: at most three spatial axes, indices read in the output
+/// plane, sizes below `u32::MAX` so that a winner `p + 1` fits a word, and cells whose arithmetic
+/// (`w * stride + pad` for every window `w`, `c + pad` for every output coordinate `c`) stays
+/// below it too, as the kernels may compute in 32 bits.
 pub(crate) fn addresses(plan: &UnpoolPlan) -> bool {
-    let addressable = |len: usize| len < u32::MAX as usize;
-    plan.indices_address_output_plane()
-        && addressable(plan.input_len())
-        && addressable(plan.output_len())
-        && addressable(plan.index_range_end())
+    let addressable = |len: u128| len < u128::from(u32::MAX);
+    let geometry = plan.geometry();
+    let cells_fit = (0..geometry.dims()).all(|axis| {
+        let pad = geometry.padding[axis].0 as u128;
+        let windows = plan.input_shape()[axis + 2] as u128;
+        let out = plan.output_shape()[axis + 2] as u128;
+        addressable(windows * geometry.stride[axis] as u128 + pad) && addressable(out + pad)
+    });
+    geometry.dims() <= 3
+        && plan.indices_address_output_plane()
+        && addressable(plan.input_len() as u128)
+        && addressable(plan.output_len() as u128)
+        && addressable(plan.index_range_end() as u128)
+        && cells_fit
 }
 
 /// The indices of an addressed plan as the kernels read them: a contiguous buffer of 32-bit
