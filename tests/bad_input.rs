@@ -1,23 +1,16 @@
 //! Every bad input of the contract gets an error naming the problem and the values, from the
 //! public function, on every device.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
 use burn_unpool::{
     IndexLayout, MaxUnpoolOptions, max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d,
 };
-use burn_unpool_tests::devices;
+use burn_unpool_tests::{devices, outcome};
 
 /// The panic message of `f`, which must panic.
 fn message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the call must fail");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .expect("a text message")
+    outcome(f).expect_err("the call must fail")
 }
 
 fn assert_message(f: impl FnOnce(), parts: &[&str]) {

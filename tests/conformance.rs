@@ -6,8 +6,8 @@ use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
 use burn_unpool_tests::{
-    Case, Direction, assert_bit_equal, conformance_cases, devices, f32_data, reference_backward,
-    reference_forward, reference_targets, run,
+    Case, Direction, INTEGER_DTYPES, assert_bit_equal, conformance_cases, devices, f32_data,
+    reference_backward, reference_forward, reference_targets, run,
 };
 
 fn forward(case: &Case, dtype: DType, device: &burn::tensor::Device) -> TensorData {
@@ -72,16 +72,7 @@ fn recorded_cases_hold_for_integer_values() {
         TensorData::from_bytes_vec(bytes, shape.to_vec(), dtype)
     };
     let cases = conformance_cases();
-    let values = [
-        DType::I64,
-        DType::I32,
-        DType::I16,
-        DType::I8,
-        DType::U64,
-        DType::U32,
-        DType::U16,
-        DType::U8,
-    ];
+    let values = INTEGER_DTYPES;
     for case in cases.iter().filter(|case| case.onnx_output_shape.is_none()) {
         for (device_name, device) in devices() {
             for (value_dtype, index_dtype) in

@@ -4,12 +4,10 @@
 //! against a reference written here; then integer values and narrow or unsigned indices through
 //! the modules and pool indices, and unsigned indices that no signed path may wrap.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::nn::{MaxPoolWithIndices, MaxUnpool2dConfig};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
-use burn_unpool_tests::{assert_bit_equal, devices};
+use burn_unpool_tests::{INTEGER_DTYPES, assert_bit_equal, devices, outcome, recorded_cases};
 use serde::Deserialize;
 
 /// One case of `tests/data/directml.json`.
@@ -29,14 +27,12 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    #[derive(Deserialize)]
-    struct Table {
-        cases: Vec<Case>,
-    }
-    let text = include_str!("data/directml.json");
-    serde_json::from_str::<Table>(text)
-        .expect("a valid DirectML table")
-        .cases
+    recorded_cases(include_str!("data/directml.json"))
+}
+
+/// The panic message of `f`, which must panic.
+fn message(f: impl FnOnce()) -> String {
+    outcome(f).expect_err("a panic")
 }
 
 /// Burn's dtype for a DirectML type name.
@@ -205,16 +201,7 @@ fn unsigned_and_narrow_indices_on_every_device() {
     let indices = [1u64, 2, 5];
     let expected = TensorData::new(vec![0i32, -5, 6, 0, 0, 7], [1, 1, 6]);
     for (name, device) in devices() {
-        for index_dtype in [
-            DType::I64,
-            DType::I32,
-            DType::I16,
-            DType::I8,
-            DType::U64,
-            DType::U32,
-            DType::U16,
-            DType::U8,
-        ] {
+        for index_dtype in INTEGER_DTYPES {
             if !device.supports_dtype(index_dtype) {
                 println!("{name}: no {index_dtype:?} indices");
                 continue;
@@ -230,15 +217,6 @@ fn unsigned_and_narrow_indices_on_every_device() {
             );
         }
     }
-}
-
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 /// Where a device has a dtype's tensors but cannot compute with them (8- and 16-bit integers on
@@ -258,10 +236,10 @@ fn a_device_without_a_dtype_names_both() {
             let wide = |value: i32| {
                 Tensor::<3, Int>::from_data(TensorData::new(vec![value], [1, 1, 1]), &device)
             };
-            let values = panic_message(|| {
+            let values = message(|| {
                 max_unpool1d(narrow(1), wide(0), MaxUnpoolOptions::new([1]));
             });
-            let indices = panic_message(|| {
+            let indices = message(|| {
                 max_unpool1d(wide(1), narrow(0), MaxUnpoolOptions::new([1]));
             });
             for (what, message) in [("values", values), ("indices", indices)] {

@@ -4,25 +4,13 @@
 //! nothing wraps, nothing aborts. The cases that would allocate run in a child process, so an
 //! abort fails the test instead of ending the run.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::Command;
 
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::onnx::{column_major_to_row_major, global_to_per_plane, per_plane_to_global};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool2d};
-use burn_unpool_tests::{devices, reference_forward, reference_targets};
+use burn_unpool_tests::{devices, outcome, reference_forward, reference_targets};
 use proptest::prelude::*;
-
-/// The panic message of `f`, or `None` when it returns.
-fn outcome<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
-}
 
 fn assert_refused<T>(f: impl FnOnce() -> T, parts: &[&str], context: &str) {
     let message = match outcome(f) {

@@ -6,8 +6,8 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool2d};
 use burn_unpool_tests::{
-    Direction, PoolParams, assert_bit_equal, devices, reference_backward, reference_forward,
-    reference_targets, run,
+    Direction, INTEGER_DTYPES, PoolParams, assert_bit_equal, devices, reference_backward,
+    reference_forward, reference_targets, run,
 };
 use proptest::prelude::*;
 
@@ -109,7 +109,7 @@ proptest! {
         let idx = TensorData::new(indices.clone(), shape.to_vec()).convert_dtype(index_dtype);
 
         for (name, device) in devices() {
-            for dtype in [DType::I64, DType::I32, DType::I16, DType::I8, DType::U64, DType::U32, DType::U16, DType::U8] {
+            for dtype in INTEGER_DTYPES {
                 if !device.supports_dtype(dtype) {
                     continue;
                 }

@@ -7,6 +7,7 @@
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool, max_unpool_backward};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 /// Every device the suites run on, by name: the CPU backends, and with the `wgpu` feature the
 /// default wgpu adapter (a software Vulkan driver in CI).
@@ -181,14 +182,42 @@ pub fn f32_data(values: &[f64], shape: &[usize]) -> TensorData {
 
 /// The recorded conformance table.
 pub fn conformance_cases() -> Vec<Case> {
+    recorded_cases(include_str!("../data/conformance.json"))
+}
+
+/// The `cases` of a recorded table (`{"cases": [...], ..}`).
+pub fn recorded_cases<T: DeserializeOwned>(json: &str) -> Vec<T> {
     #[derive(Deserialize)]
-    struct Table {
-        cases: Vec<Case>,
+    #[serde(bound = "T: DeserializeOwned")]
+    struct Table<T> {
+        cases: Vec<T>,
     }
-    let text = include_str!("../data/conformance.json");
-    serde_json::from_str::<Table>(text)
-        .expect("a valid conformance table")
+    serde_json::from_str::<Table<T>>(json)
+        .expect("a valid recorded table")
         .cases
+}
+
+/// Every integer dtype Burn has.
+pub const INTEGER_DTYPES: [DType; 8] = [
+    DType::I64,
+    DType::I32,
+    DType::I16,
+    DType::I8,
+    DType::U64,
+    DType::U32,
+    DType::U16,
+    DType::U8,
+];
+
+/// What `f` returns, or the message it panics with.
+pub fn outcome<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
 }
 
 /// A straightforward reference, written from the contract and independent of the crate's kernels:

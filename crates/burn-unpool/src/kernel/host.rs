@@ -37,45 +37,14 @@ impl<'a> HostTensor<'a> {
 macro_rules! with_element_types {
     ($values:expr, $indices:expr, |$E:ident, $I:ident| $body:expr) => {{
         macro_rules! index_types {
-            ($value:ty) => {{
-                type $E = $value;
-                match $indices.dtype {
-                    DType::I64 => {
-                        type $I = i64;
-                        $body
+                        ($value:ty) => {{
+                            type $E = $value;
+                            match_type!($indices.dtype, $I, $body, unsupported($values, $indices), [
+                                I64 => i64, I32 => i32, I16 => i16, I8 => i8,
+                                U64 => u64, U32 => u32, U16 => u16, U8 => u8
+                            ])
+                        }};
                     }
-                    DType::I32 => {
-                        type $I = i32;
-                        $body
-                    }
-                    DType::I16 => {
-                        type $I = i16;
-                        $body
-                    }
-                    DType::I8 => {
-                        type $I = i8;
-                        $body
-                    }
-                    DType::U64 => {
-                        type $I = u64;
-                        $body
-                    }
-                    DType::U32 => {
-                        type $I = u32;
-                        $body
-                    }
-                    DType::U16 => {
-                        type $I = u16;
-                        $body
-                    }
-                    DType::U8 => {
-                        type $I = u8;
-                        $body
-                    }
-                    _ => unsupported($values, $indices),
-                }
-            }};
-        }
         match value_width($values.dtype) {
             Some(1) => index_types!(u8),
             Some(2) => index_types!(u16),
@@ -84,6 +53,19 @@ macro_rules! with_element_types {
             _ => unsupported($values, $indices),
         }
     }};
+}
+
+/// Binds `$T` to the type listed for `$dtype` and evaluates `$body`; `$otherwise` for the rest.
+macro_rules! match_type {
+    ($dtype:expr, $T:ident, $body:expr, $otherwise:expr, [$($variant:ident => $ty:ty),*]) => {
+        match $dtype {
+            $(DType::$variant => {
+                type $T = $ty;
+                $body
+            })*
+            _ => $otherwise,
+        }
+    };
 }
 
 /// Binds `$I` to the index type of `$indices` and evaluates `$body`.
