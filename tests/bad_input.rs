@@ -348,8 +348,11 @@ fn onnx_attributes_of_the_wrong_length() {
             &["[2, 1, 5, 5]", "N and C"],
         );
         assert_message(
+            // The reference's rule reads the indices in the inferred 4x4 plane.
             run(
-                MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]),
+                MaxUnpoolAttributes::new(vec![2, 2])
+                    .with_strides(vec![2, 2])
+                    .with_rule(burn_unpool::onnx::OutputShapeRule::Reference),
                 Some(vec![1, 1, 3, 5]),
             ),
             &["smaller than the inferred shape", "[4, 4]"],

@@ -3,7 +3,7 @@
 //! every device, with i32 and i64 indices, and for integer values with unsigned indices.
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
+use burn_unpool::onnx::{MaxUnpoolAttributes, OutputShapeRule, max_unpool_onnx};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
 use burn_unpool_tests::{
     Case, Direction, INTEGER_DTYPES, assert_bit_equal, conformance_cases, devices, f32_data,
@@ -27,7 +27,9 @@ fn forward(case: &Case, dtype: DType, device: &burn::tensor::Device) -> TensorDa
                 .map(|p| p.0)
                 .chain(case.padding.iter().map(|p| p.1))
                 .collect();
+            // Recorded from the ONNX reference: its rule.
             let attributes = MaxUnpoolAttributes::new(case.kernel.clone())
+                .with_rule(OutputShapeRule::Reference)
                 .with_strides(case.stride.clone())
                 .with_pads(pads);
             let x = Tensor::<4>::from_data(case.x_data(), device);

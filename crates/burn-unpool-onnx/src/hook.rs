@@ -156,8 +156,12 @@ fn attributes(node: &UnpoolNode, rule: OutputShapeRule) -> TokenStream {
         let p = list(p);
         quote! { .with_pads(#p) }
     });
+    // Spelled out, so that the generated code does not depend on the default.
     let rule = match (&node.output_shape, rule) {
-        (OutputShapeInput::Absent, _) | (_, OutputShapeRule::Reference) => None,
+        (OutputShapeInput::Absent, _) => None,
+        (_, OutputShapeRule::Reference) => Some(quote! {
+            .with_rule(burn_unpool::onnx::OutputShapeRule::Reference)
+        }),
         (_, OutputShapeRule::IndicesInOutputShape) => Some(quote! {
             .with_rule(burn_unpool::onnx::OutputShapeRule::IndicesInOutputShape)
         }),

@@ -33,9 +33,9 @@
 //! A constant `output_shape` (an initializer) is read at build time; one that is a graph input or
 //! computed is read at run time. When it differs from the shape inferred from the attributes, the
 //! ONNX reference implementation reads the indices in the inferred shape and places that block at
-//! the origin of the output, while ONNX Runtime reads them in `output_shape`. The reference rule
-//! is the default ([`OutputShapeRule`]); the build says when a model's `output_shape` makes the
-//! rules differ.
+//! the origin of the output, while ONNX Runtime (and PyTorch) read them in `output_shape`.
+//! ONNX Runtime's rule is the default, as PyTorch's exported models need it ([`OutputShapeRule`]);
+//! the build says when a model's `output_shape` makes the rules differ.
 //!
 //! # Driving burn-onnx yourself
 //! [`rewrite_max_unpool`] moves the nodes to the [`DOMAIN`] that [`MaxUnpoolOp`] handles; register

@@ -53,7 +53,8 @@ pub struct Report {
 }
 
 impl ModelGen {
-    /// A generator with burn-onnx's defaults and [`OutputShapeRule::Reference`].
+    /// A generator with burn-onnx's defaults and [`OutputShapeRule::IndicesInOutputShape`]
+    /// (ONNX Runtime's and PyTorch's rule; see [`OutputShapeRule`] for why).
     pub fn new() -> Self {
         Self::default()
     }

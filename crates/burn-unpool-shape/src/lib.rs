@@ -61,14 +61,19 @@ pub fn onnx_pads_to_pairs(pads: &[usize]) -> Vec<(usize, usize)> {
 /// differs from the shape inferred from the attributes.
 ///
 /// Without `output_shape`, or where it equals the inferred shape, both rules agree.
+///
+/// The default is ONNX Runtime's rule: it is PyTorch's (`max_unpool` with `output_size`), so the
+/// models users export from PyTorch, and validate with ONNX Runtime, run as they were trained; the
+/// reference rule cannot place their indices wherever the pool's input size differs from the
+/// inferred one (odd sizes, overlapping or ceil-mode pools).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OutputShapeRule {
     /// The ONNX reference implementation and the official backend test
     /// (`test_maxunpool_export_with_output_shape`): the indices are read in the inferred shape and
     /// that block is placed at the origin of the `output_shape` output.
-    #[default]
     Reference,
     /// ONNX Runtime (and PyTorch): the indices are read in `output_shape` itself.
+    #[default]
     IndicesInOutputShape,
 }
 

@@ -70,13 +70,15 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::Placement;
-    use crate::onnx::MaxUnpoolAttributes;
+    use crate::onnx::{MaxUnpoolAttributes, OutputShapeRule};
 
     #[test]
     fn embeds_a_4x4_block_in_a_5x5_plane() {
         // The ONNX `with_output_shape` example: indices 5, 7, 13, 15 of a 4x4 plane land at
         // (1,1), (1,3), (3,1), (3,3) of the 5x5 output: offsets 6, 8, 16, 18.
-        let attributes = MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]);
+        let attributes = MaxUnpoolAttributes::new(vec![2, 2])
+            .with_strides(vec![2, 2])
+            .with_rule(OutputShapeRule::Reference);
         let plan = attributes
             .plan(&[1, 1, 2, 2], &[1, 1, 2, 2], Some(&[1, 1, 5, 5]))
             .unwrap();

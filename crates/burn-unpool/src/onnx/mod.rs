@@ -137,17 +137,19 @@ impl MaxUnpoolAttributes {
 /// ONNX `MaxUnpool`: unpools `x` with global indices, as ONNX defines it.
 ///
 /// Without `output_shape` the output has the inferred shape. With it, the placement follows
-/// `attributes.rule` (the ONNX reference by default). Duplicates: last write wins.
+/// `attributes.rule` (ONNX Runtime's and PyTorch's by default). Duplicates: last write wins.
 ///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
+/// use burn_unpool::onnx::{MaxUnpoolAttributes, OutputShapeRule, max_unpool_onnx};
 ///
-/// // The ONNX operator doc's `with_output_shape` example.
+/// // The ONNX operator doc's `with_output_shape` example, under the reference's rule.
 /// let device = Device::flex();
 /// let x = Tensor::<4>::from_floats([[[[5.0, 6.0], [7.0, 8.0]]]], &device);
 /// let indices = Tensor::<4, Int>::from_ints([[[[5, 7], [13, 15]]]], &device);
-/// let attributes = MaxUnpoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]);
+/// let attributes = MaxUnpoolAttributes::new(vec![2, 2])
+///     .with_strides(vec![2, 2])
+///     .with_rule(OutputShapeRule::Reference);
 /// let y = max_unpool_onnx(x, indices, &attributes, Some(&[1, 1, 5, 5]));
 /// let expected = TensorData::from([[[
 ///     [0.0f32, 0.0, 0.0, 0.0, 0.0],
