@@ -53,6 +53,13 @@ fn main() {
             notes.insert(format!("{dir}/{model}"), report.notes);
         }
     }
+    // Weights in a file beside the model, as PyTorch's dynamo exporter writes them.
+    let report = ModelGen::new()
+        .input(data.join("models/external/segnet_even.onnx"))
+        .out_dir(out.join("external"))
+        .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
+        .run_from_cli();
+    notes.insert("external/segnet_even".to_string(), report.notes);
     write(&out.join("notes.json"), &json!(notes));
     write(&out.join("tensors.json"), &tensors(data));
 }

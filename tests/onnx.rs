@@ -46,6 +46,7 @@ generated!(unpool1d_ort, "onnxruntime/unpool1d_opset9.rs");
 generated!(unpool3d_reference, "reference/unpool3d_opset11.rs");
 generated!(unpool3d_ort, "onnxruntime/unpool3d_opset11.rs");
 generated!(unpool2d_bf16, "reference/unpool2d_bf16_opset22.rs");
+generated!(segnet_even_external, "external/segnet_even.rs");
 
 /// A recorded tensor, decoded from its `.pb` file by `build.rs`.
 #[derive(Deserialize)]
@@ -221,6 +222,18 @@ fn models_where_the_rules_agree_match_onnx_runtime_and_the_reference() {
         let y = unpool3d_reference::Model::from_embedded(&device).forward(x(), i());
         assert_matches_both_recordings(case, y, name);
         let y = unpool3d_ort::Model::from_embedded(&device).forward(x(), i());
+        assert_matches_both_recordings(case, y, name);
+    }
+}
+
+/// A model whose weights are external (one `.onnx.data` file beside it, as PyTorch's dynamo
+/// exporter saves) imports and gives what the same model with embedded weights gives.
+#[test]
+fn a_model_with_external_weights_imports() {
+    for (name, device) in devices() {
+        let case = "segnet_even";
+        let x = float(&model_file(case, "inputs/input_0"), &device);
+        let y = segnet_even_external::Model::from_embedded(&device).forward(x);
         assert_matches_both_recordings(case, y, name);
     }
 }

@@ -224,6 +224,17 @@ def record(name, model, inputs):
                 write_tensor(case / peer / f"output_{i}.pb", array)
 
 
+def external_copy(name):
+    """`<name>` saved as the dynamo exporter saves models: every initializer in one data file,
+    `models/external/<name>.onnx.data`, beside `models/external/<name>.onnx`. Its inputs and outputs
+    are the original's (tests/onnx.rs runs both)."""
+    model = onnx.load(ROOT / "models" / f"{name}.onnx")
+    target = ROOT / "models" / "external"
+    target.mkdir(parents=True, exist_ok=True)
+    onnx.save_model(model, target / f"{name}.onnx", save_as_external_data=True,
+                    all_tensors_to_one_file=True, location=f"{name}.onnx.data", size_threshold=0)
+
+
 def malformed():
     """One MaxUnpool node per defect; `good` is the same node without one."""
     target = ROOT / "malformed"
@@ -262,6 +273,7 @@ def main():
     copy_node_tests()
     record("segnet_odd", *exact_segnet((2, 3, 13, 11), 11, True, seed=7))
     record("segnet_even", *exact_segnet((2, 3, 12, 8), 22, False, seed=11))
+    external_copy("segnet_even")
     model, inputs = unpool_case(1, 9, [3], [2], [1, 1], seed=1)
     record("unpool1d_opset9", model, inputs)
     model, inputs = unpool_case(3, 11, [2, 2, 2], [2, 2, 2], [0, 0, 0, 1, 0, 1], seed=2)

@@ -1,7 +1,8 @@
 //! The build-time entry point: burn-onnx's `ModelGen`, with `MaxUnpool` support.
 
+use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use burn_onnx::LoadStrategy;
 use onnx_ir::{Message, ModelProto};
@@ -176,7 +177,7 @@ fn stage(input: &Path, staging: &Path) -> (PathBuf, usize) {
     let mut model = ModelProto::parse_from_bytes(&bytes)
         .unwrap_or_else(|e| panic!("{} is not an ONNX model: {e}", input.display()));
     let moved = rewrite_max_unpool(&mut model);
-    anchor_external_data(&mut model, input.parent().unwrap_or(Path::new("")));
+    stage_external_data(&model, input.parent().unwrap_or(Path::new("")), staging);
     let name = input
         .file_name()
         .unwrap_or_else(|| panic!("{} names no file", input.display()));
@@ -188,17 +189,45 @@ fn stage(input: &Path, staging: &Path) -> (PathBuf, usize) {
     (staged, moved)
 }
 
-/// Makes the relative locations of external tensor data absolute, so the staged copy still finds
-/// the files that sit next to the original model.
-fn anchor_external_data(model: &mut ModelProto, model_dir: &Path) {
-    let Some(graph) = model.graph.as_mut() else {
+/// Puts the external data files the model names (weights saved beside it, as PyTorch's dynamo
+/// exporter and every model over 2 GB do) below `staging` under the same relative locations, so
+/// the staged copy finds them: burn-onnx accepts only relative locations that stay inside the
+/// model's folder (no absolute paths, no `..`, no symbolic links out of it). Hard links where the
+/// file system allows (no copy of large weights), copies elsewhere; the model itself is unchanged
+/// (inlining would fail past protobuf's 2 GB).
+fn stage_external_data(model: &ModelProto, model_dir: &Path, staging: &Path) {
+    let Some(graph) = model.graph.as_ref() else {
         return;
     };
-    for tensor in &mut graph.initializer {
-        for entry in &mut tensor.external_data {
-            if entry.key == "location" && Path::new(&entry.value).is_relative() {
-                entry.value = model_dir.join(&entry.value).to_string_lossy().into_owned();
-            }
+    let locations: BTreeSet<&str> = graph
+        .initializer
+        .iter()
+        .flat_map(|tensor| &tensor.external_data)
+        .filter(|entry| entry.key == "location")
+        .map(|entry| entry.value.as_str())
+        .collect();
+    for location in locations {
+        let relative = Path::new(location);
+        // Anything else burn-onnx refuses with its own message, naming the location.
+        if !relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
+        {
+            continue;
+        }
+        let (source, target) = (model_dir.join(relative), staging.join(relative));
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
+        }
+        let _ = fs::remove_file(&target);
+        if fs::hard_link(&source, &target).is_err() {
+            fs::copy(&source, &target).unwrap_or_else(|e| {
+                panic!(
+                    "cannot stage the external data {} beside the rewritten model: {e}",
+                    source.display()
+                )
+            });
         }
     }
 }
