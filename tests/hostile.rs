@@ -102,6 +102,13 @@ fn huge_outputs_in_this_process() {
         ] {
             let options = MaxUnpoolOptions::new([1, 1]).with_output_size(size);
             let message = match outcome(|| max_unpool2d(x.clone(), indices.clone(), options)) {
+                // A host whose OS overcommits memory may grant 4 TiB of untouched zero pages: a
+                // correct result then, and nothing aborted.
+                Ok(y) if name != "wgpu" && size == [1 << 20, 1 << 20] => {
+                    assert_eq!(y.dims(), [1, 1, size[0], size[1]], "{name}");
+                    println!("checked: {name} {size:?}: granted by the OS");
+                    continue;
+                }
                 Ok(y) => panic!("{name} {size:?}: made an output of {:?}", y.dims()),
                 Err(message) => message,
             };
@@ -202,11 +209,13 @@ fn converters_refuse_nonsense_shapes() {
     );
 }
 
-/// Small or astronomically large: sizes that either run or must be refused without allocating.
+/// Small or astronomically large: sizes that either run or must be refused without allocating
+/// (an output of 2^62 elements or more needs more than `isize::MAX` bytes, whatever the OS
+/// would grant).
 fn size() -> impl Strategy<Value = usize> {
     prop_oneof![
         8 => 1usize..8,
-        1 => (40u32..64).prop_map(|bits| 1usize << bits),
+        1 => (62u32..64).prop_map(|bits| 1usize << bits),
         1 => Just(usize::MAX),
         1 => Just(usize::MAX / 3),
     ]
