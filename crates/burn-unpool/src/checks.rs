@@ -140,10 +140,9 @@ pub(crate) fn pool_indices_use(
     })
 }
 
-/// Indices must be of an integer dtype wide enough for the largest valid index of `plan`.
-pub(crate) fn index_dtype(dtype: DType, plan: &UnpoolPlan) -> Result<(), UnpoolError> {
-    let max_index = plan.index_range_end().saturating_sub(1) as u64;
-    let largest = match dtype {
+/// The largest non-negative value of an integer dtype; `None` for other dtypes.
+pub(crate) fn largest_index(dtype: DType) -> Option<u64> {
+    Some(match dtype {
         DType::I64 => i64::MAX as u64,
         DType::I32 => i32::MAX as u64,
         DType::I16 => i16::MAX as u64,
@@ -152,8 +151,14 @@ pub(crate) fn index_dtype(dtype: DType, plan: &UnpoolPlan) -> Result<(), UnpoolE
         DType::U32 => u32::MAX.into(),
         DType::U16 => u16::MAX.into(),
         DType::U8 => u8::MAX.into(),
-        dtype => return Err(UnpoolError::IndexDType { dtype }),
-    };
+        _ => return None,
+    })
+}
+
+/// Indices must be of an integer dtype wide enough for the largest valid index of `plan`.
+pub(crate) fn index_dtype(dtype: DType, plan: &UnpoolPlan) -> Result<(), UnpoolError> {
+    let max_index = plan.index_range_end().saturating_sub(1) as u64;
+    let largest = largest_index(dtype).ok_or(UnpoolError::IndexDType { dtype })?;
     if max_index <= largest {
         Ok(())
     } else {

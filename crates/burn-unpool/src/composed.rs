@@ -25,10 +25,8 @@ pub(crate) fn run<const R: usize, K: Basic>(
     indices: Tensor<R, Int>,
     plan: &UnpoolPlan,
 ) -> Tensor<R, K> {
-    let (input_len, output_shape) = match direction {
-        Direction::Forward => (plan.input_len(), plan.output_shape()),
-        Direction::Backward => (plan.output_len(), plan.input_shape()),
-    };
+    let input_len = input.shape().num_elements();
+    let output_shape = plan.result_shape(direction);
     let output_len: usize = output_shape.iter().product();
     let output = Tensor::<1, K>::zeros([output_len], (&input.device(), input.dtype()));
     let output = match winners(indices, plan) {

@@ -165,7 +165,7 @@ pub(crate) fn plan_for<const R: usize, K: UnpoolKind>(
     request: Request,
 ) -> Result<UnpoolPlan, UnpoolError> {
     let plan = request.plan(&x.dims(), &indices.dims())?;
-    check_tensors(x, indices, &plan)?;
+    check_tensors(x, indices, &plan, Direction::Forward)?;
     Ok(plan)
 }
 
@@ -177,19 +177,24 @@ fn backward_plan<const R: usize>(
 ) -> Result<UnpoolPlan, UnpoolError> {
     let plan = request.plan(&indices.dims(), &indices.dims())?;
     checks::gradient_shape(&grad.dims(), &plan)?;
-    check_tensors(grad, indices, &plan)?;
+    check_tensors(grad, indices, &plan, Direction::Backward)?;
     Ok(plan)
 }
 
+/// The checks on the tensors themselves (devices, dtypes, the result's bytes) for `direction`.
 fn check_tensors<const R: usize, K: UnpoolKind>(
     values: &Tensor<R, K>,
     indices: &Tensor<R, Int>,
     plan: &UnpoolPlan,
+    direction: Direction,
 ) -> Result<(), UnpoolError> {
-    checks::same_device(&values.device(), &indices.device())?;
-    checks::value_dtype(values.dtype(), &values.device())?;
+    let device = values.device();
+    checks::same_device(&device, &indices.device())?;
+    checks::value_dtype(values.dtype(), &device)?;
     checks::index_dtype(indices.dtype(), plan)?;
-    checks::index_dtype_on(indices.dtype(), &indices.device())
+    checks::index_dtype_on(indices.dtype(), &device)?;
+    let result_shape = plan.result_shape(direction);
+    checks::output_bytes(result_shape, values.dtype(), &device, buffer_limit(&device))
 }
 
 /// Runs a checked forward plan.
@@ -213,18 +218,7 @@ fn run<const R: usize, K: UnpoolKind>(
     plan: UnpoolPlan,
     on_backend: BackendOp,
 ) -> Tensor<R, K> {
-    let device = input.device();
-    let shape = match direction {
-        Direction::Forward => plan.output_shape(),
-        Direction::Backward => plan.input_shape(),
-    };
-    or_panic(checks::output_bytes(
-        shape,
-        input.dtype(),
-        &device,
-        buffer_limit(&device),
-    ));
-    match Route::of(&device, &plan) {
+    match Route::of(&input.device(), &plan) {
         Route::Composed => composed::run(direction, input, indices, &plan),
         route => {
             let plan = route.check_index_values(&indices, plan);

@@ -144,6 +144,19 @@ impl UnpoolPlan {
         self.output_shape.iter().product()
     }
 
+    /// The shape of what `direction` takes beside the indices: `x` or the output gradient.
+    pub(crate) fn argument_shape(&self, direction: Direction) -> &[usize] {
+        match direction {
+            Direction::Forward => &self.input_shape,
+            Direction::Backward => &self.output_shape,
+        }
+    }
+
+    /// The shape of what `direction` computes: the output, or the gradient of `x`.
+    pub(crate) fn result_shape(&self, direction: Direction) -> &[usize] {
+        self.argument_shape(direction.adjoint())
+    }
+
     /// Whether indices are read in the output plane itself (every case but the ONNX reference
     /// rule with a larger `output_shape`).
     pub(crate) fn indices_address_output_plane(&self) -> bool {
@@ -177,12 +190,13 @@ impl UnpoolPlan {
         indices: &[usize],
         direction: Direction,
     ) {
-        let (name, expected) = match direction {
-            Direction::Forward => ("x", &self.input_shape),
-            Direction::Backward => ("the output gradient", &self.output_shape),
+        let name = match direction {
+            Direction::Forward => "x",
+            Direction::Backward => "the output gradient",
         };
+        let expected = self.argument_shape(direction);
         assert!(
-            input == expected.as_slice() && indices == self.input_shape.as_slice(),
+            input == expected && indices == self.input_shape.as_slice(),
             "UnpoolBackend::{op}: the plan was made for {name} of shape {expected:?} and indices of \
              shape {:?}, got {name} {input:?} and indices {indices:?}",
             self.input_shape

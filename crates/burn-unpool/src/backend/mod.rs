@@ -133,10 +133,7 @@ impl UnpoolPlan {
         indices: &[usize],
     ) -> Shape {
         self.assert_inputs(op_name(direction), input, indices, direction);
-        Shape::from(match direction {
-            Direction::Forward => self.output_shape().to_vec(),
-            Direction::Backward => self.input_shape().to_vec(),
-        })
+        Shape::from(self.result_shape(direction))
     }
 
     /// The flag's shape `[1]`, after checking that `indices` are those of this plan.

@@ -13,34 +13,31 @@ use crate::error::UnpoolError;
 /// with it, 5.9 ms without).
 const HUGE_PAGE_THRESHOLD: usize = 32 << 20;
 
-/// A zero-filled buffer of `len` elements.
+/// A zero-filled buffer of the elements of `shape` (a plan's, whose element count is checked).
 ///
 /// The memory comes zeroed from the allocator (`calloc`, a fresh mapping for large sizes), so no
 /// separate zero-fill pass runs. A fresh mapping costs one page fault per page on first touch:
 /// for a 44 MB output that is ~11k faults of 4 KiB; asking for huge pages (`madvise`, honoured
 /// when transparent huge pages are in `madvise` or `always` mode) makes it ~22: SegNet s1's
 /// forward took 23 ms without the advice and 16 ms with it, in one run.
-/// `shape` is what the buffer holds, for the error when the allocation fails.
-pub(crate) fn zeroed_buffer<T: Zeroable>(
-    len: usize,
-    shape: &[usize],
-) -> Result<Vec<T>, UnpoolError> {
+pub(crate) fn zeroed_buffer<T: Zeroable>(shape: &[usize]) -> Result<Vec<T>, UnpoolError> {
+    let len = shape.iter().product();
     let buffer: Vec<T> = bytemuck::allocation::try_zeroed_vec(len)
         .map_err(|_| allocation_failed::<T>(len, shape))?;
     advise_if_large(buffer.as_ptr() as usize, len * size_of::<T>());
     Ok(buffer)
 }
 
-/// A buffer of `len` elements that `fill` writes whole: for outputs the kernel writes every
+/// A buffer of the elements of `shape` that `fill` writes whole: for outputs the kernel writes every
 /// element of, where a zero-fill would only be overwritten (recycled heap memory is zeroed by a
 /// `memset`: 0.5 ms of SegNet s1's 2 ms backward here).
 ///
 /// `fill` must write every element when it returns `Ok`; on `Err` the buffer is dropped unread.
 pub(crate) fn written_buffer<T: Copy>(
-    len: usize,
     shape: &[usize],
     fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), UnpoolError>,
 ) -> Result<Vec<T>, UnpoolError> {
+    let len = shape.iter().product();
     let mut buffer: Vec<T> = Vec::new();
     buffer
         .try_reserve_exact(len)
@@ -90,14 +87,14 @@ mod tests {
 
     #[test]
     fn an_impossible_buffer_is_an_error() {
-        let err = zeroed_buffer::<u64>(1 << 60, &[1 << 30, 1 << 30]).unwrap_err();
+        let err = zeroed_buffer::<u64>(&[1 << 30, 1 << 30]).unwrap_err();
         assert!(err.to_string().contains("could not allocate"), "{err}");
     }
 
     #[test]
     fn large_and_small_buffers_are_zero() {
         for len in [0, 7, 3 << 20] {
-            let buffer = zeroed_buffer::<f32>(len, &[len]).unwrap();
+            let buffer = zeroed_buffer::<f32>(&[len]).unwrap();
             assert_eq!(buffer.len(), len);
             assert!(buffer.iter().all(|v| v.to_bits() == 0));
         }

@@ -36,7 +36,7 @@ pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     if unique {
         diagnostics::record(&diagnostics::HOST_GATHERS_WITHOUT_DUPLICATES);
     }
-    written_buffer(plan.input_len(), plan.input_shape(), |dx| {
+    written_buffer(plan.input_shape(), |dx| {
         for_each_chunk(plan, dx, in_plane, |planes, dx, window| {
             let grad = &grad[planes.start * out_plane..planes.end * out_plane];
             let indices = &indices[planes.start * in_plane..planes.end * in_plane];

@@ -83,13 +83,7 @@ macro_rules! with_index_type {
 /// The byte width of a value dtype the op unpools: every float and integer dtype (not `Bool`,
 /// not quantized).
 pub(crate) fn value_width(dtype: DType) -> Option<usize> {
-    match dtype {
-        DType::F64 | DType::I64 | DType::U64 => Some(8),
-        DType::F32 | DType::Flex32 | DType::I32 | DType::U32 => Some(4),
-        DType::F16 | DType::BF16 | DType::I16 | DType::U16 => Some(2),
-        DType::I8 | DType::U8 => Some(1),
-        _ => None,
-    }
+    (dtype.is_float() || dtype.is_int() || dtype.is_uint()).then(|| dtype.size())
 }
 
 #[track_caller]

@@ -13,7 +13,7 @@ pub(crate) fn unpool_forward<E: Value, I: IndexValue>(
     indices: &[I],
     plan: &UnpoolPlan,
 ) -> Result<Vec<E>, UnpoolError> {
-    let mut out = zeroed_buffer::<E>(plan.output_len(), plan.output_shape())?;
+    let mut out = zeroed_buffer::<E>(plan.output_shape())?;
     unpool_forward_into(x, indices, plan, &mut out)?;
     Ok(out)
 }

@@ -17,7 +17,7 @@ pub(crate) fn winners<I: IndexValue>(
     const NOWHERE: usize = usize::MAX;
     let placement = Placement::of(plan);
     let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
-    let mut targets = zeroed_buffer::<usize>(plan.input_len(), plan.input_shape())?;
+    let mut targets = zeroed_buffer::<usize>(plan.input_shape())?;
     for_each_chunk(plan, &mut targets, in_plane, |planes, targets, window| {
         let indices = &indices[planes.start * in_plane..planes.end * in_plane];
         let base = planes.start * out_plane;

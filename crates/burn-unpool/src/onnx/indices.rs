@@ -3,6 +3,8 @@
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
 
+use crate::checks::largest_index;
+
 /// Per-plane indices (Burn, PyTorch) to global ones (ONNX): `global = per_plane + (n*C + c) * P`,
 /// where `P` is the number of elements of one output plane.
 ///
@@ -158,16 +160,9 @@ fn plane_offsets<const R: usize>(
 
 /// `dtype`, or i64 where `dtype` cannot hold `max_index` (or is unsigned and `signed` is asked).
 fn widened_dtype(dtype: DType, max_index: usize, signed: bool) -> DType {
-    let largest = match dtype {
-        DType::I32 => i32::MAX as u64,
-        DType::I16 => i16::MAX as u64,
-        DType::I8 => i8::MAX as u64,
-        DType::U32 if !signed => u32::MAX.into(),
-        DType::U16 if !signed => u16::MAX.into(),
-        DType::U8 if !signed => u8::MAX.into(),
-        DType::U64 if !signed => u64::MAX,
-        DType::I64 => i64::MAX as u64,
-        _ => 0,
+    let largest = match largest_index(dtype) {
+        Some(_) if signed && dtype.is_uint() => 0,
+        largest => largest.unwrap_or(0),
     };
     if max_index as u64 <= largest {
         dtype
