@@ -6,8 +6,8 @@ use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_unpool::onnx::{MaxUnpoolAttributes, OutputShapeRule, max_unpool_onnx};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
 use burn_unpool_tests::{
-    Case, Direction, INTEGER_DTYPES, assert_bit_equal, conformance_cases, devices, f32_data,
-    reference_backward, reference_forward, reference_targets, run,
+    Case, Direction, INTEGER_DTYPES, assert_bit_equal, conformance_cases, data_from_bits, devices,
+    f32_data, reference_backward, reference_forward, reference_targets, run,
 };
 
 fn forward(case: &Case, dtype: DType, device: &burn::tensor::Device) -> TensorData {
@@ -67,11 +67,11 @@ fn recorded_cases_match_bit_for_bit() {
 #[test]
 fn recorded_cases_hold_for_integer_values() {
     let as_bits = |values: &[f64], shape: &[usize], dtype: DType| {
-        let bytes = values
+        let bits: Vec<u64> = values
             .iter()
-            .flat_map(|&v| u64::from((v as f32).to_bits()).to_le_bytes()[..dtype.size()].to_vec())
+            .map(|&v| (v as f32).to_bits().into())
             .collect();
-        TensorData::from_bytes_vec(bytes, shape.to_vec(), dtype)
+        data_from_bits(&bits, shape, dtype)
     };
     let cases = conformance_cases();
     let values = INTEGER_DTYPES;

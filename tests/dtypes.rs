@@ -7,7 +7,9 @@
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::nn::{MaxPoolWithIndices, MaxUnpool2dConfig};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
-use burn_unpool_tests::{INTEGER_DTYPES, assert_bit_equal, devices, outcome, recorded_cases};
+use burn_unpool_tests::{
+    INTEGER_DTYPES, assert_bit_equal, data_from_bits, devices, outcome, recorded_cases,
+};
 use serde::Deserialize;
 
 /// One case of `tests/data/directml.json`.
@@ -50,16 +52,6 @@ fn dtype(name: &str) -> DType {
         "UINT8" => DType::U8,
         other => panic!("unknown DirectML type {other}"),
     }
-}
-
-/// Data of `dtype` from bit patterns (each the low bytes of a `u64`, little-endian).
-fn data_from_bits(bits: &[u64], shape: &[usize], dtype: DType) -> TensorData {
-    let width = dtype.size();
-    let bytes = bits
-        .iter()
-        .flat_map(|b| b.to_le_bytes()[..width].to_vec())
-        .collect();
-    TensorData::from_bytes_vec(bytes, shape.to_vec(), dtype)
 }
 
 /// The seed's rule, written here: zeros, then every value at its flat index.

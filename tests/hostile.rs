@@ -9,7 +9,7 @@ use std::process::Command;
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::onnx::{column_major_to_row_major, global_to_per_plane, per_plane_to_global};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool2d};
-use burn_unpool_tests::{devices, outcome, reference_forward, reference_targets};
+use burn_unpool_tests::{data_from_bits, devices, outcome, reference_forward, reference_targets};
 use proptest::prelude::*;
 
 fn assert_refused<T>(f: impl FnOnce() -> T, parts: &[&str], context: &str) {
@@ -132,17 +132,13 @@ fn huge_outputs_in_this_process() {
 /// dtype a device has gives the CPU's bits (`conformance.rs`).
 #[test]
 fn float_dtypes_a_device_cannot_compute_with() {
-    let bits = [0x3fc0u16, 0xc000, 0x7fc1, 0x8000];
+    let bits = [0x3fc0u64, 0xc000, 0x7fc1, 0x8000];
     for (name, device) in devices() {
         for dtype in [DType::BF16, DType::F16] {
             if device.supports_dtype(dtype) {
                 continue;
             }
-            let data = TensorData::from_bytes_vec(
-                bits.iter().flat_map(|b| b.to_le_bytes()).collect(),
-                [1, 1, 2, 2],
-                dtype,
-            );
+            let data = data_from_bits(&bits, &[1, 1, 2, 2], dtype);
             // NdArray cannot even hold them; where a device holds them, the op refuses them.
             let Ok(x) = outcome(|| Tensor::<4>::from_data(data, (&device, dtype))) else {
                 continue;

@@ -209,6 +209,16 @@ pub const INTEGER_DTYPES: [DType; 8] = [
     DType::U8,
 ];
 
+/// Data of `dtype` from bit patterns, each the low bytes of a `u64` (little-endian).
+pub fn data_from_bits(bits: &[u64], shape: &[usize], dtype: DType) -> TensorData {
+    let width = dtype.size();
+    let bytes = bits
+        .iter()
+        .flat_map(|b| b.to_le_bytes()[..width].to_vec())
+        .collect();
+    TensorData::from_bytes_vec(bytes, shape.to_vec(), dtype)
+}
+
 /// What `f` returns, or the message it panics with.
 pub fn outcome<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {

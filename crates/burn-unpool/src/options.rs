@@ -183,12 +183,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     /// The rank-erased request the plan is built from.
     pub(crate) fn request(&self) -> Request {
         Request {
-            geometry: PoolGeometry {
-                kernel_size: self.kernel_size.to_vec(),
-                stride: self.stride.to_vec(),
-                padding: self.padding.to_vec(),
-                dilation: self.dilation.to_vec(),
-            },
+            geometry: self.geometry(),
             output_size: self.output_size.as_ref().map(|size| match size {
                 OutputSize::Spatial(spatial) => RequestedSize::Spatial(spatial.to_vec()),
                 OutputSize::Full(full) => RequestedSize::Full(full.clone()),
@@ -197,6 +192,16 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             index_plane: IndexPlane::Output,
             check_indices: self.check_indices,
             pool_input: None,
+        }
+    }
+
+    /// The pool's geometry, rank-erased.
+    pub(crate) fn geometry(&self) -> PoolGeometry {
+        PoolGeometry {
+            kernel_size: self.kernel_size.to_vec(),
+            stride: self.stride.to_vec(),
+            padding: self.padding.to_vec(),
+            dilation: self.dilation.to_vec(),
         }
     }
 }

@@ -4,6 +4,7 @@ use burn::tensor::module;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Int, Tensor};
 
+use crate::MaxUnpoolOptions;
 use crate::options::PoolGeometry;
 
 /// The indices of a max pool's maxima, with the pool that produced them and its input size.
@@ -100,12 +101,7 @@ macro_rules! max_pool_with_indices {
             options: MaxPoolOptions<$dims>,
         ) -> (Tensor<$rank>, PoolIndices<$rank>) {
             let input_size = x.dims()[2..].to_vec();
-            let pool = PoolGeometry {
-                kernel_size: options.kernel_size.to_vec(),
-                stride: options.stride.to_vec(),
-                padding: options.padding.to_vec(),
-                dilation: options.dilation.to_vec(),
-            };
+            let pool = MaxUnpoolOptions::from_pool(&options).geometry();
             let (pooled, indices) = module::$name(x, options);
             let indices = PoolIndices {
                 indices,
