@@ -335,5 +335,10 @@ pub struct PoolAxis {
 /// Unwraps a check, panicking with its message: the tensor functions' error style.
 #[track_caller]
 pub(crate) fn or_panic<T>(result: Result<T, UnpoolError>) -> T {
+    or_panic_with(result)
+}
+
+/// The value, or a panic with the error's message: the tensor functions' style, for any error.
+pub(crate) fn or_panic_with<T, E: fmt::Display>(result: Result<T, E>) -> T {
     result.unwrap_or_else(|err| panic!("{err}"))
 }

@@ -2,8 +2,8 @@
 
 use burn::backend::Dispatch;
 use burn::tensor::DispatchTensor;
-use burn::tensor::kind::Basic;
-use burn::tensor::{Float, Int};
+use burn::tensor::kind::Ordered;
+use burn::tensor::{Bool, Float, Int, Tensor};
 
 use crate::UnpoolPlan;
 use crate::backend::UnpoolBackend;
@@ -16,7 +16,7 @@ use crate::backend::UnpoolBackend;
 /// kind where an op means the same for every kind: unpooling copies values bit for bit and
 /// fills with zero, whatever they are. `Bool` is not a kind here: a mask unpools as
 /// `max_unpool(mask.int(), ..).bool()`.
-pub trait UnpoolKind: Basic + sealed::OnBackend {}
+pub trait UnpoolKind: Ordered + sealed::OnBackend {}
 
 impl UnpoolKind for Float {}
 impl UnpoolKind for Int {}
@@ -25,13 +25,16 @@ pub(crate) mod sealed {
     use super::*;
 
     /// The backend op for values of this kind. Sealed: the crate's kinds only.
-    pub trait OnBackend {
+    pub trait OnBackend: burn::tensor::kind::Basic {
         /// The forward on the dispatch backend.
         fn max_unpool(
             x: DispatchTensor,
             indices: DispatchTensor,
             plan: UnpoolPlan,
         ) -> DispatchTensor;
+
+        /// Where `values` are NaN, for the kinds that have NaNs: a pool reports them as maxima.
+        fn nan_mask<const D: usize>(values: Tensor<D, Self>) -> Option<Tensor<D, Bool>>;
     }
 
     impl OnBackend for Float {
@@ -42,6 +45,10 @@ pub(crate) mod sealed {
         ) -> DispatchTensor {
             <Dispatch as UnpoolBackend>::max_unpool(x, indices, plan)
         }
+
+        fn nan_mask<const D: usize>(values: Tensor<D, Self>) -> Option<Tensor<D, Bool>> {
+            Some(values.is_nan())
+        }
     }
 
     impl OnBackend for Int {
@@ -51,6 +58,10 @@ pub(crate) mod sealed {
             plan: UnpoolPlan,
         ) -> DispatchTensor {
             <Dispatch as UnpoolBackend>::max_unpool_int(x, indices, plan)
+        }
+
+        fn nan_mask<const D: usize>(_values: Tensor<D, Self>) -> Option<Tensor<D, Bool>> {
+            None
         }
     }
 }

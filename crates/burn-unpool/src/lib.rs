@@ -15,13 +15,16 @@ mod plan;
 mod pool;
 
 pub use backend::UnpoolBackend;
-pub use burn_unpool_shape::default_output_size;
+pub use burn_unpool_shape::{default_output_size, pool_output_size};
 pub use error::{PoolAxis, UnpoolError};
 pub use functional::{max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d, max_unpool3d};
 pub use kind::UnpoolKind;
 pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
 pub use plan::UnpoolPlan;
-pub use pool::{PoolIndices, UnpoolIndices, max_pool1d_with_indices, max_pool2d_with_indices};
+pub use pool::{
+    PoolIndices, UnpoolIndices, max_pool1d_with_indices, max_pool2d_with_indices,
+    max_pool3d_with_indices,
+};
 
 /// Not part of the API: which path the op took, for the tests that show it.
 #[doc(hidden)]

@@ -1,6 +1,7 @@
 //! Burn's pool padding configs as the `(begin, end)` pairs an unpooling works with.
 
-use burn::nn::{PaddingConfig1d, PaddingConfig2d};
+use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
+use burn_unpool_shape::AutoPad;
 
 /// A pool's padding config, resolved to one `(begin, end)` pair per spatial axis.
 pub(crate) trait PaddingPairs<const D: usize> {
@@ -42,6 +43,11 @@ padding_pairs!(PaddingConfig2d, 2, |top, left, bottom, right| [
     (top, bottom),
     (left, right)
 ]);
+padding_pairs!(PaddingConfig3d, 3, |depth, height, width| [
+    (depth, depth),
+    (height, height),
+    (width, width)
+]);
 
 fn same<const D: usize>(
     kernel: [usize; D],
@@ -59,15 +65,12 @@ fn same<const D: usize>(
 }
 
 /// Burn's `Same` padding of one axis (`burn-nn`'s `calculate_same_padding`): the output has
-/// `ceil(size / stride)` elements, and the odd padding element goes at the end.
+/// `ceil(size / stride)` elements, and the odd padding element goes at the end, as ONNX's
+/// `SAME_UPPER`.
 fn same_padding(kernel: usize, stride: usize, size: usize) -> (usize, usize) {
-    let out = size.div_ceil(stride);
-    let total = if out > 0 {
-        ((out - 1) * stride + kernel).saturating_sub(size)
-    } else {
-        0
-    };
-    (total / 2, total - total / 2)
+    AutoPad::SameUpper
+        .padding(size, kernel, stride, 1)
+        .expect("SAME_UPPER pads")
 }
 
 #[cfg(test)]

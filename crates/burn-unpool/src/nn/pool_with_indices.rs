@@ -1,9 +1,10 @@
-//! `forward_with_indices` for Burn's `MaxPool1d` and `MaxPool2d` modules.
+//! `forward_with_indices` for Burn's `MaxPool1d` and `MaxPool2d` modules and our `MaxPool3d`.
 
 use burn::nn::pool::{MaxPool1d, MaxPool2d};
 use burn::tensor::Tensor;
 use burn::tensor::ops::MaxPoolOptions;
 
+use super::MaxPool3d;
 use super::padding::PaddingPairs;
 use crate::{PoolIndices, max_pool1d_with_indices, max_pool2d_with_indices};
 
@@ -43,5 +44,11 @@ impl MaxPoolWithIndices<4> for MaxPool2d {
             .with_dilation(self.dilation)
             .with_ceil_mode(self.ceil_mode);
         max_pool2d_with_indices(input, options)
+    }
+}
+
+impl MaxPoolWithIndices<5> for MaxPool3d {
+    fn forward_with_indices(&self, input: Tensor<5>) -> (Tensor<5>, PoolIndices<5>) {
+        self.pool(input)
     }
 }

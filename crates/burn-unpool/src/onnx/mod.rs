@@ -1,16 +1,19 @@
-//! ONNX semantics: global indices, `storage_order`, and the `MaxUnpool` operator itself.
+//! ONNX semantics: global indices, `storage_order`, the `MaxUnpool` operator, and the `MaxPool`
+//! operator with indices where burn-onnx lacks it.
 //!
 //! ONNX indices address the whole tensor (`[0, N*C*O1*..*Ok)`), while Burn's pooling yields
-//! per-plane ones; the converters move between the two. [`max_unpool_onnx`] is the entry point
-//! that imported ONNX models call.
+//! per-plane ones; the converters move between the two. [`max_unpool_onnx`] and
+//! [`max_pool_onnx`] are the entry points that imported ONNX models call.
 
 mod indices;
+mod max_pool;
 
 use burn::tensor::{Int, Tensor};
 use burn_unpool_shape::onnx_pads_to_pairs;
 
-pub use burn_unpool_shape::OutputShapeRule;
+pub use burn_unpool_shape::{AutoPad, OutputShapeRule};
 pub use indices::{column_major_to_row_major, global_to_per_plane, per_plane_to_global};
+pub use max_pool::{MaxPoolAttributes, max_pool_onnx};
 
 use crate::IndexLayout;
 #[cfg(test)]

@@ -1,20 +1,19 @@
-//! Max pooling that keeps its indices together with the pool that produced them.
+//! Indices that keep the pool that produced them.
 
-use burn::tensor::module;
-use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Int, Tensor};
 
-use crate::MaxUnpoolOptions;
 use crate::options::PoolGeometry;
 
 /// The indices of a max pool's maxima, with the pool that produced them and its input size.
 ///
-/// Made by [`max_pool1d_with_indices`], [`max_pool2d_with_indices`] and the
+/// Made by [`max_pool1d_with_indices`](crate::max_pool1d_with_indices),
+/// [`max_pool2d_with_indices`](crate::max_pool2d_with_indices),
+/// [`max_pool3d_with_indices`](crate::max_pool3d_with_indices) and the
 /// [`MaxPoolWithIndices`](crate::nn::MaxPoolWithIndices) modules; the unpooling functions and
 /// modules take it wherever they take raw indices. Because it carries the pool's input size, the
 /// unpooling needs no output size (odd sizes, `ceil_mode` and `Same` padding included), and the
 /// options' kernel, stride, padding and dilation are not used: the pool's are. Because
-/// the indices come straight from Burn's pool, each lies in its own pool window by construction:
+/// the indices come straight from a pool, each lies in its own pool window by construction:
 /// the unpooling runs no index check (on GPU devices, no device read-back that waits for the
 /// queue) and, where the windows cannot overlap, kernels that write every output element once.
 ///
@@ -34,9 +33,9 @@ use crate::options::PoolGeometry;
 /// ```
 #[derive(Clone, Debug)]
 pub struct PoolIndices<const R: usize> {
-    indices: Tensor<R, Int>,
-    pool: PoolGeometry,
-    input_size: Vec<usize>,
+    pub(super) indices: Tensor<R, Int>,
+    pub(super) pool: PoolGeometry,
+    pub(super) input_size: Vec<usize>,
 }
 
 impl<const R: usize> PoolIndices<R> {
@@ -87,31 +86,3 @@ impl<const R: usize> From<PoolIndices<R>> for UnpoolIndices<R> {
         Self::Pooled(indices)
     }
 }
-
-/// Defines `max_pool{1,2}d_with_indices`: Burn's pool, keeping the pool with its indices.
-macro_rules! max_pool_with_indices {
-    ($name:ident, $dims:literal, $rank:literal) => {
-        #[doc = concat!(
-            "Burn's [`", stringify!($name), "`](burn::tensor::module::", stringify!($name),
-            "), returning the indices as [`PoolIndices`]: with the pool and its input size, for ",
-            "unpooling without an output size or an index check."
-        )]
-        pub fn $name(
-            x: Tensor<$rank>,
-            options: MaxPoolOptions<$dims>,
-        ) -> (Tensor<$rank>, PoolIndices<$rank>) {
-            let input_size = x.dims()[2..].to_vec();
-            let pool = MaxUnpoolOptions::from_pool(&options).geometry();
-            let (pooled, indices) = module::$name(x, options);
-            let indices = PoolIndices {
-                indices,
-                pool,
-                input_size,
-            };
-            (pooled, indices)
-        }
-    };
-}
-
-max_pool_with_indices!(max_pool1d_with_indices, 1, 3);
-max_pool_with_indices!(max_pool2d_with_indices, 2, 4);

@@ -1,0 +1,122 @@
+//! `MaxPool3d`, which Burn's `nn` lacks, in the style of its `MaxPool2d`.
+
+use burn::config::Config;
+use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
+use burn::nn::PaddingConfig3d;
+use burn::tensor::Tensor;
+use burn::tensor::ops::MaxPoolOptions;
+
+use super::padding::PaddingPairs;
+use crate::{PoolIndices, max_pool3d_with_indices};
+
+/// Configuration to create a [3-d max pooling](MaxPool3d) layer using the
+/// [init function](MaxPool3dConfig::init).
+#[derive(Config, Debug)]
+pub struct MaxPool3dConfig {
+    /// The size of the kernel.
+    pub kernel_size: [usize; 3],
+    /// The strides.
+    #[config(default = "kernel_size")]
+    pub strides: [usize; 3],
+    /// The padding configuration.
+    #[config(default = "PaddingConfig3d::Valid")]
+    pub padding: PaddingConfig3d,
+    /// The dilation.
+    #[config(default = "[1, 1, 1]")]
+    pub dilation: [usize; 3],
+    /// If true, use ceiling instead of floor for output size calculation.
+    #[config(default = "false")]
+    pub ceil_mode: bool,
+}
+
+/// Applies a 3-d max pooling over input tensors, with
+/// [`max_pool3d_with_indices`]; `forward_with_indices` (from
+/// [`MaxPoolWithIndices`](super::MaxPoolWithIndices)) also returns the indices for unpooling.
+///
+/// Should be created with [`MaxPool3dConfig`].
+///
+/// ```
+/// use burn::tensor::{Device, Tensor};
+/// use burn_unpool::nn::{MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool3dConfig};
+///
+/// let device = Device::flex();
+/// let pool = MaxPool3dConfig::new([2, 2, 2]).init();
+/// let unpool = MaxUnpool3dConfig::new([2, 2, 2]).init();
+/// let volume = Tensor::<5>::ones([1, 4, 6, 8, 8], &device);
+/// let (pooled, indices) = pool.forward_with_indices(volume);
+/// assert_eq!(pooled.dims(), [1, 4, 3, 4, 4]);
+/// assert_eq!(unpool.forward(pooled, indices).dims(), [1, 4, 6, 8, 8]);
+/// ```
+#[derive(Module, Debug)]
+#[module(custom_display)]
+pub struct MaxPool3d {
+    /// The strides.
+    pub stride: [usize; 3],
+    /// The size of the kernel.
+    pub kernel_size: [usize; 3],
+    /// The padding configuration.
+    #[module(skip)]
+    pub padding: PaddingConfig3d,
+    /// The dilation.
+    pub dilation: [usize; 3],
+    /// If true, use ceiling instead of floor for output size calculation.
+    pub ceil_mode: bool,
+}
+
+impl ModuleDisplay for MaxPool3d {
+    fn custom_settings(&self) -> Option<DisplaySettings> {
+        DisplaySettings::new()
+            .with_new_line_after_attribute(false)
+            .optional()
+    }
+
+    fn custom_content(&self, content: Content) -> Option<Content> {
+        content
+            .add("kernel_size", &format!("{:?}", self.kernel_size))
+            .add("stride", &format!("{:?}", self.stride))
+            .add_debug_attribute("padding", &self.padding)
+            .add("dilation", &format!("{:?}", self.dilation))
+            .add("ceil_mode", &self.ceil_mode)
+            .optional()
+    }
+}
+
+impl MaxPool3dConfig {
+    /// Initialize a new [3-d max pool](MaxPool3d) module.
+    pub fn init(&self) -> MaxPool3d {
+        MaxPool3d {
+            stride: self.strides,
+            kernel_size: self.kernel_size,
+            padding: self.padding.clone(),
+            dilation: self.dilation,
+            ceil_mode: self.ceil_mode,
+        }
+    }
+}
+
+impl MaxPool3d {
+    /// Applies the forward pass on the input tensor.
+    ///
+    /// # Shapes
+    ///
+    /// - input: `[batch_size, channels, depth_in, height_in, width_in]`
+    /// - output: `[batch_size, channels, depth_out, height_out, width_out]`
+    pub fn forward(&self, input: Tensor<5>) -> Tensor<5> {
+        self.pool(input).0
+    }
+
+    /// The pool's options for an input of this shape (`Same` padding depends on it).
+    pub(crate) fn pool(&self, input: Tensor<5>) -> (Tensor<5>, PoolIndices<5>) {
+        let [_, _, depth, height, width] = input.dims();
+        let padding = self
+            .padding
+            .pairs(self.kernel_size, self.stride, Some([depth, height, width]))
+            .expect("known for a given input size");
+        let options = MaxPoolOptions::new(self.kernel_size)
+            .with_stride(self.stride)
+            .with_padding_pairs(padding)
+            .with_dilation(self.dilation)
+            .with_ceil_mode(self.ceil_mode);
+        max_pool3d_with_indices(input, options)
+    }
+}

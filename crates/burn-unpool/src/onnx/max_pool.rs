@@ -1,0 +1,173 @@
+//! The ONNX `MaxPool` operator with its `Indices` output, for the pools burn-onnx does not import
+//! (3-d, integer values).
+
+use burn::tensor::{DType, Int, Tensor};
+use burn_unpool_shape::{AutoPad, onnx_pads_to_pairs};
+
+use super::per_plane_to_global;
+use crate::UnpoolKind;
+use crate::error::or_panic_with;
+use crate::pool::windows::{IndexOrder, PoolSpec, max_pool};
+
+/// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
+///
+/// ```
+/// use burn_unpool::onnx::{AutoPad, MaxPoolAttributes};
+///
+/// let attributes = MaxPoolAttributes::new(vec![3, 3, 3])
+///     .with_strides(vec![2, 2, 2])
+///     .with_auto_pad(AutoPad::SameUpper);
+/// assert_eq!(attributes.storage_order, 0);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MaxPoolAttributes {
+    /// `kernel_shape` (required).
+    pub kernel_shape: Vec<usize>,
+    /// `strides`; ONNX defaults to 1 per axis.
+    pub strides: Option<Vec<usize>>,
+    /// `pads` as `[x1_begin, x2_begin.., x1_end, x2_end..]`; ONNX defaults to 0. Not used unless
+    /// `auto_pad` is `NotSet`.
+    pub pads: Option<Vec<usize>>,
+    /// `dilations`; ONNX defaults to 1 per axis.
+    pub dilations: Option<Vec<usize>>,
+    /// `ceil_mode`.
+    pub ceil_mode: bool,
+    /// `auto_pad`.
+    pub auto_pad: AutoPad,
+    /// `storage_order`: 0 for row-major indices, 1 for column-major ones.
+    pub storage_order: i64,
+}
+
+impl MaxPoolAttributes {
+    /// Attributes with the given `kernel_shape` and ONNX's defaults for the rest.
+    pub fn new(kernel_shape: Vec<usize>) -> Self {
+        Self {
+            kernel_shape,
+            strides: None,
+            pads: None,
+            dilations: None,
+            ceil_mode: false,
+            auto_pad: AutoPad::NotSet,
+            storage_order: 0,
+        }
+    }
+
+    /// Sets `strides`.
+    pub fn with_strides(mut self, strides: Vec<usize>) -> Self {
+        self.strides = Some(strides);
+        self
+    }
+
+    /// Sets `pads`.
+    pub fn with_pads(mut self, pads: Vec<usize>) -> Self {
+        self.pads = Some(pads);
+        self
+    }
+
+    /// Sets `dilations`.
+    pub fn with_dilations(mut self, dilations: Vec<usize>) -> Self {
+        self.dilations = Some(dilations);
+        self
+    }
+
+    /// Sets `ceil_mode`.
+    pub fn with_ceil_mode(mut self, ceil_mode: bool) -> Self {
+        self.ceil_mode = ceil_mode;
+        self
+    }
+
+    /// Sets `auto_pad`.
+    pub fn with_auto_pad(mut self, auto_pad: AutoPad) -> Self {
+        self.auto_pad = auto_pad;
+        self
+    }
+
+    /// Sets `storage_order`.
+    pub fn with_storage_order(mut self, storage_order: i64) -> Self {
+        self.storage_order = storage_order;
+        self
+    }
+
+    /// The pool over an input of spatial size `input`, with the lengths ONNX prescribes checked.
+    fn spec(&self, input: &[usize]) -> PoolSpec {
+        let dims = self.kernel_shape.len();
+        assert!(
+            input.len() == dims,
+            "MaxPool: kernel_shape {:?} has {dims} axes, X has {} spatial axes ({input:?})",
+            self.kernel_shape,
+            input.len()
+        );
+        let per_axis = |name, values: &Option<Vec<usize>>, len: usize| match values {
+            Some(v) if v.len() != len => {
+                panic!("MaxPool: {name} must have {len} entries, got {v:?}")
+            }
+            Some(v) => v.clone(),
+            None => vec![usize::from(name != "pads"); len],
+        };
+        let stride = per_axis("strides", &self.strides, dims);
+        let dilation = per_axis("dilations", &self.dilations, dims);
+        let pads = per_axis("pads", &self.pads, 2 * dims);
+        assert!(
+            matches!(self.storage_order, 0 | 1),
+            "MaxPool: storage_order must be 0 or 1, got {}",
+            self.storage_order
+        );
+        let padding = match self.auto_pad {
+            AutoPad::NotSet => onnx_pads_to_pairs(&pads),
+            auto_pad => (0..dims)
+                .map(|a| {
+                    let padding =
+                        auto_pad.padding(input[a], self.kernel_shape[a], stride[a], dilation[a]);
+                    padding.expect("set for every auto_pad but NOTSET")
+                })
+                .collect(),
+        };
+        PoolSpec {
+            kernel_size: self.kernel_shape.clone(),
+            stride,
+            padding,
+            dilation,
+            ceil_mode: self.ceil_mode,
+        }
+    }
+}
+
+/// ONNX `MaxPool` with its `Indices` output, for values of any kind and 1 to 3 (or more) spatial
+/// axes: `Y` and the global indices (`[0, N*C*D1*..*Dk)`, row-major in each plane, or
+/// column-major for `storage_order = 1`), as the ONNX reference computes them (the first maximum
+/// of each window in scan order).
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
+/// use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
+///
+/// // ONNX `maxpool_with_argmax_2d_precomputed_strides`: 5 x 5 input holding 1..=25.
+/// let device = Device::flex();
+/// let x = Tensor::<1, Int>::arange(1..26, &device).float().reshape([1, 1, 5, 5]);
+/// let attributes = MaxPoolAttributes::new(vec![2, 2])
+///     .with_strides(vec![2, 2])
+///     .with_storage_order(1);
+/// let (y, indices) = max_pool_onnx(x, &attributes);
+/// y.into_data().assert_eq(&TensorData::from([[[[7.0f32, 9.0], [17.0, 19.0]]]]), false);
+/// indices.into_data().assert_eq(&TensorData::from([[[[6i64, 16], [8, 18]]]]), false);
+/// ```
+///
+/// # Panics
+/// With a message naming the attribute and its values for a malformed node, an axis without
+/// output, or a window entirely in the padding.
+pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
+    attributes: &MaxPoolAttributes,
+) -> (Tensor<R, K>, Tensor<R, Int>) {
+    let dims = x.dims();
+    let spec = attributes.spec(&dims[2..]);
+    let order = match attributes.storage_order {
+        1 => IndexOrder::ColumnMajor,
+        _ => IndexOrder::RowMajor,
+    };
+    let (y, indices) = or_panic_with(max_pool(x, &spec, order));
+    let plane_len = dims[2..].iter().product();
+    // ONNX's indices are int64, whatever the device's default integer.
+    let indices = per_plane_to_global(indices, plane_len).cast(DType::I64);
+    (y, indices)
+}

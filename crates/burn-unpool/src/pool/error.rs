@@ -1,0 +1,87 @@
+//! Why a pool was refused, with the values involved.
+
+use core::fmt;
+
+/// What is wrong with a max pool's arguments. The pool functions panic with this message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PoolError {
+    /// `x` is not `[N, C, spatial..]`.
+    Rank { shape: Vec<usize> },
+    /// A parameter without one entry per spatial axis.
+    Length {
+        name: &'static str,
+        values: Vec<usize>,
+        dims: usize,
+    },
+    /// A kernel size, stride or dilation of zero.
+    Zero {
+        name: &'static str,
+        values: Vec<usize>,
+    },
+    /// The window does not fit the padded input: no output on this axis.
+    NoOutput {
+        axis: usize,
+        input: usize,
+        kernel: usize,
+        padding: (usize, usize),
+        dilation: usize,
+    },
+    /// A window that reads padding only, whose maximum would be no element of the input.
+    WindowInPadding {
+        axis: usize,
+        cell: usize,
+        input: usize,
+        padding: (usize, usize),
+    },
+    /// More window positions than memory can list.
+    TooManyWindows {
+        output: Vec<usize>,
+        kernel: Vec<usize>,
+    },
+}
+
+impl fmt::Display for PoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Rank { shape } => write!(
+                f,
+                "max_pool: x must be [N, C, spatial..], got shape {shape:?}"
+            ),
+            Self::Length { name, values, dims } => write!(
+                f,
+                "max_pool: {name} must have one entry per spatial axis ({dims}), got {values:?}"
+            ),
+            Self::Zero { name, values } => {
+                write!(f, "max_pool: {name} must be non-zero, got {values:?}")
+            }
+            Self::NoOutput {
+                axis,
+                input,
+                kernel,
+                padding,
+                dilation,
+            } => write!(
+                f,
+                "max_pool: the window (kernel {kernel}, dilation {dilation}) does not fit axis \
+                 {axis} of size {input} with padding {padding:?}: no output"
+            ),
+            Self::WindowInPadding {
+                axis,
+                cell,
+                input,
+                padding,
+            } => write!(
+                f,
+                "max_pool: window {cell} of axis {axis} (size {input}, padding {padding:?}) lies \
+                 entirely in the padding; the padding must leave every window an input element"
+            ),
+            Self::TooManyWindows { output, kernel } => write!(
+                f,
+                "max_pool: {output:?} windows of kernel {kernel:?} hold more positions than memory \
+                 can list"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {}

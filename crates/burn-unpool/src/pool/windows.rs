@@ -1,0 +1,396 @@
+//! A max pool of any rank made of Burn tensor ops, for the pools Burn lacks (3-d, integer values,
+//! ONNX's column-major indices): every window is gathered, and its first maximum picked.
+//!
+//! The windows are laid out on the host once per call ([`Windows`]), from the shapes alone; the
+//! device then runs a `select` (all windows), a `max_dim`, an `argmax` over weighted candidates and
+//! a `gather` of the winners. The values come from that `gather`, so their gradient is Burn's
+//! gather backward: a scatter-add, which sums where overlapping windows share a maximum.
+
+use burn::tensor::{DType, Int, Tensor, TensorData};
+use burn_unpool_shape::pool_output_size;
+
+use super::error::PoolError;
+use crate::UnpoolKind;
+
+/// The pool: one entry per spatial axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PoolSpec {
+    pub kernel_size: Vec<usize>,
+    pub stride: Vec<usize>,
+    pub padding: Vec<(usize, usize)>,
+    pub dilation: Vec<usize>,
+    pub ceil_mode: bool,
+}
+
+/// The position a window reports for its maximum, inside its plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndexOrder {
+    /// Row-major (the last axis fastest): Burn, PyTorch, ONNX `storage_order = 0`.
+    RowMajor,
+    /// Column-major (the first axis fastest): ONNX `storage_order = 1`.
+    ColumnMajor,
+}
+
+/// Every window of a pool over one plane, as flat plane positions, row-major over
+/// `(output cell, kernel offset)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Windows {
+    /// The pooled spatial shape.
+    pub output: Vec<usize>,
+    /// Positions per window: the kernel's volume.
+    pub window: usize,
+    /// The row-major position each offset reads. An offset in the padding reads the window's
+    /// first position inside the input instead: a value already in the window cannot change its
+    /// maximum, and this works for integers, which have no `-inf`.
+    pub sources: Vec<i64>,
+    /// The position each offset reports in the requested [`IndexOrder`].
+    pub labels: Vec<i64>,
+    /// `window - offset` for offsets inside the input, 0 in the padding: among the positions equal
+    /// to the maximum, the largest weight is the first in scan order, as PyTorch picks.
+    pub first: Vec<i64>,
+    /// `offset + 1` inside the input, 0 in the padding: the largest weight among NaNs is the last
+    /// NaN in scan order, which PyTorch's pools report (each NaN replaces the running maximum).
+    pub last: Vec<i64>,
+}
+
+impl Windows {
+    /// The windows of `pool` over a plane of spatial size `input`.
+    ///
+    /// Fails when an axis has no output, a window lies entirely in the padding, or the table
+    /// would not fit memory.
+    pub fn new(pool: &PoolSpec, input: &[usize], order: IndexOrder) -> Result<Self, PoolError> {
+        let dims = input.len();
+        for (name, values) in [
+            ("kernel_size", &pool.kernel_size),
+            ("stride", &pool.stride),
+            ("dilation", &pool.dilation),
+        ] {
+            if values.len() != dims {
+                return Err(PoolError::Length {
+                    name,
+                    values: values.clone(),
+                    dims,
+                });
+            }
+            if values.contains(&0) {
+                return Err(PoolError::Zero {
+                    name,
+                    values: values.clone(),
+                });
+            }
+        }
+        if pool.padding.len() != dims {
+            return Err(PoolError::Length {
+                name: "padding",
+                values: pool.padding.iter().flat_map(|&(b, e)| [b, e]).collect(),
+                dims,
+            });
+        }
+        let axes = (0..dims)
+            .map(|axis| AxisWindows::new(pool, input, axis))
+            .collect::<Result<Vec<_>, _>>()?;
+        let output: Vec<usize> = axes.iter().map(|a| a.outputs).collect();
+        let cells = checked_product(&output, pool, input)?;
+        let window = checked_product(&pool.kernel_size, pool, input)?;
+        let len = cells
+            .checked_mul(window)
+            .filter(|&len| len <= isize::MAX as usize / 32)
+            .ok_or_else(|| PoolError::TooManyWindows {
+                output: output.clone(),
+                kernel: pool.kernel_size.clone(),
+            })?;
+
+        let row_strides = strides(input, IndexOrder::RowMajor);
+        let label_strides = strides(input, order);
+        let mut windows = Self {
+            output,
+            window,
+            sources: Vec::with_capacity(len),
+            labels: Vec::with_capacity(len),
+            first: Vec::with_capacity(len),
+            last: Vec::with_capacity(len),
+        };
+        let mut cell = vec![0; dims];
+        for _ in 0..cells {
+            let mut offset = vec![0; dims];
+            for k in 0..window {
+                let (mut source, mut label, mut inside) = (0, 0, true);
+                for (a, axis) in axes.iter().enumerate() {
+                    let (position, axis_inside) = axis.position(cell[a], offset[a]);
+                    source += position * row_strides[a];
+                    label += position * label_strides[a];
+                    inside &= axis_inside;
+                }
+                let (first, last) = if inside {
+                    ((window - k) as i64, k as i64 + 1)
+                } else {
+                    (0, 0)
+                };
+                windows.sources.push(source as i64);
+                windows.labels.push(label as i64);
+                windows.first.push(first);
+                windows.last.push(last);
+                advance(&mut offset, &pool.kernel_size);
+            }
+            advance(&mut cell, &windows.output);
+        }
+        Ok(windows)
+    }
+
+    /// Output cells per plane.
+    pub fn cells(&self) -> usize {
+        self.output.iter().product()
+    }
+}
+
+/// The windows of one axis.
+struct AxisWindows {
+    outputs: usize,
+    input: usize,
+    stride: usize,
+    dilation: usize,
+    padding_begin: usize,
+}
+
+impl AxisWindows {
+    fn new(pool: &PoolSpec, input: &[usize], axis: usize) -> Result<Self, PoolError> {
+        let windows = Self {
+            outputs: 0,
+            input: input[axis],
+            stride: pool.stride[axis],
+            dilation: pool.dilation[axis],
+            padding_begin: pool.padding[axis].0,
+        };
+        let size = pool_output_size(
+            input[axis],
+            pool.kernel_size[axis],
+            pool.stride[axis],
+            pool.padding[axis],
+            pool.dilation[axis],
+            pool.ceil_mode,
+        );
+        let outputs = usize::try_from(size)
+            .ok()
+            .filter(|&outputs| outputs > 0)
+            .ok_or_else(|| PoolError::NoOutput {
+                axis,
+                input: input[axis],
+                kernel: pool.kernel_size[axis],
+                padding: pool.padding[axis],
+                dilation: pool.dilation[axis],
+            })?;
+        let windows = Self { outputs, ..windows };
+        // Windows are equally spaced, so only the first and the last can lie in the padding.
+        for cell in [0, outputs - 1] {
+            let reaches_input = (0..pool.kernel_size[axis])
+                .any(|offset| windows.coordinate(cell, offset).is_some());
+            if !reaches_input {
+                return Err(PoolError::WindowInPadding {
+                    axis,
+                    cell,
+                    input: input[axis],
+                    padding: pool.padding[axis],
+                });
+            }
+        }
+        Ok(windows)
+    }
+
+    /// The input coordinate of `offset` in window `cell`, or `None` in the padding.
+    fn coordinate(&self, cell: usize, offset: usize) -> Option<usize> {
+        let position = (cell as i128) * (self.stride as i128)
+            + (offset as i128) * (self.dilation as i128)
+            - self.padding_begin as i128;
+        usize::try_from(position).ok().filter(|&p| p < self.input)
+    }
+
+    /// The coordinate `offset` of window `cell` reads, and whether it is inside the input: the
+    /// window's first coordinate inside for an offset in the padding.
+    fn position(&self, cell: usize, offset: usize) -> (usize, bool) {
+        match self.coordinate(cell, offset) {
+            Some(position) => (position, true),
+            None => {
+                let first = (0..)
+                    .find_map(|o| self.coordinate(cell, o))
+                    .expect("checked: every window reaches the input");
+                (first, false)
+            }
+        }
+    }
+}
+
+fn checked_product(values: &[usize], pool: &PoolSpec, input: &[usize]) -> Result<usize, PoolError> {
+    values
+        .iter()
+        .try_fold(1usize, |product, &v| product.checked_mul(v))
+        .ok_or_else(|| PoolError::TooManyWindows {
+            output: input.to_vec(),
+            kernel: pool.kernel_size.clone(),
+        })
+}
+
+/// The flat-position stride of each axis of `shape` in `order`.
+fn strides(shape: &[usize], order: IndexOrder) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    let axes: Vec<usize> = match order {
+        IndexOrder::RowMajor => (0..shape.len()).rev().collect(),
+        IndexOrder::ColumnMajor => (0..shape.len()).collect(),
+    };
+    let mut stride = 1;
+    for axis in axes {
+        strides[axis] = stride;
+        stride *= shape[axis];
+    }
+    strides
+}
+
+/// Steps a row-major multi-index within `bounds`, wrapping to zero after the last.
+fn advance(index: &mut [usize], bounds: &[usize]) {
+    for axis in (0..index.len()).rev() {
+        index[axis] += 1;
+        if index[axis] < bounds[axis] {
+            return;
+        }
+        index[axis] = 0;
+    }
+}
+
+/// Max-pools `x` (`[N, C, spatial..]`): the maxima and, per plane, the position of each in
+/// `order` (the first maximum in scan order; the last NaN where a window holds NaNs).
+pub(crate) fn max_pool<const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
+    pool: &PoolSpec,
+    order: IndexOrder,
+) -> Result<(Tensor<R, K>, Tensor<R, Int>), PoolError> {
+    let shape = x.dims();
+    if R < 3 {
+        return Err(PoolError::Rank {
+            shape: shape.to_vec(),
+        });
+    }
+    let windows = Windows::new(pool, &shape[2..], order)?;
+    let mut out_shape = shape;
+    out_shape[2..].copy_from_slice(&windows.output);
+    let device = x.device();
+    let planes = shape[0] * shape[1];
+    if planes == 0 {
+        let indices = Tensor::<R, Int>::zeros(out_shape, &device);
+        return Ok((Tensor::zeros(out_shape, &device), indices));
+    }
+    let plane_len: usize = shape[2..].iter().product();
+    let (cells, window) = (windows.cells(), windows.window);
+    let len = cells * window;
+    let wide = plane_len.max(len) > i32::MAX as usize;
+    let index_tensor = |values: Vec<i64>, dtype: Option<DType>| {
+        let data = TensorData::new(values, [len]);
+        match dtype {
+            Some(dtype) => Tensor::<1, Int>::from_data(data, (&device, dtype)),
+            None => Tensor::<1, Int>::from_data(data, &device),
+        }
+    };
+    let wide_dtype = wide.then_some(DType::I64);
+
+    let flat = x.reshape([planes, plane_len]);
+    let gathered = flat
+        .clone()
+        .select(1, index_tensor(windows.sources.clone(), wide_dtype))
+        .reshape([planes, cells, window]);
+    let maxima = gathered.clone().max_dim(2);
+    let candidates = gathered.clone().equal(maxima).int();
+    let weights = |values: Vec<i64>| {
+        Tensor::<1, Int>::from_data(
+            TensorData::new(values, [len]),
+            (&device, candidates.dtype()),
+        )
+        .reshape([1, cells, window])
+    };
+    let mut chosen = (candidates.clone() * weights(windows.first)).argmax(2);
+    if let Some(nans) = K::nan_mask(gathered) {
+        let last_nan = (nans.int() * weights(windows.last)).max_dim(2);
+        let any_nan = last_nan.clone().greater_elem(0);
+        let dtype = chosen.dtype();
+        chosen = chosen.mask_where(any_nan, last_nan.sub_scalar(1).cast(dtype));
+    }
+    // The winner's entry in the (cell, offset) table.
+    let dtype = wide_dtype.unwrap_or(chosen.dtype());
+    let cell_start = Tensor::<1, Int>::arange_step(0..len as i64, window, (&device, dtype))
+        .reshape([1, cells, 1]);
+    let entry = (chosen.cast(dtype) + cell_start).reshape([planes * cells]);
+    let sources = index_tensor(windows.sources, Some(dtype));
+    let positions = sources.select(0, entry.clone()).reshape([planes, cells]);
+    let labels = if order == IndexOrder::RowMajor {
+        positions.clone()
+    } else {
+        index_tensor(windows.labels, Some(dtype))
+            .select(0, entry)
+            .reshape([planes, cells])
+    };
+    let values = flat.gather(1, positions).reshape(out_shape);
+    Ok((values, labels.reshape(out_shape)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(
+        kernel: &[usize],
+        stride: &[usize],
+        padding: &[(usize, usize)],
+        ceil: bool,
+    ) -> PoolSpec {
+        PoolSpec {
+            kernel_size: kernel.to_vec(),
+            stride: stride.to_vec(),
+            padding: padding.to_vec(),
+            dilation: vec![1; kernel.len()],
+            ceil_mode: ceil,
+        }
+    }
+
+    #[test]
+    fn a_ceil_mode_window_past_the_end_reads_its_first_position_with_no_weight() {
+        // 5 inputs, kernel 2, stride 2, ceil: windows {0, 1}, {2, 3}, {4, pad}.
+        let pool = spec(&[2], &[2], &[(0, 0)], true);
+        let w = Windows::new(&pool, &[5], IndexOrder::RowMajor).unwrap();
+        assert_eq!(w.output, [3]);
+        assert_eq!(w.sources, [0, 1, 2, 3, 4, 4]);
+        assert_eq!(w.first, [2, 1, 2, 1, 2, 0]);
+        assert_eq!(w.last, [1, 2, 1, 2, 1, 0]);
+    }
+
+    #[test]
+    fn begin_padding_substitutes_the_first_position_inside() {
+        // 4 inputs, kernel 3, stride 2, padding 1: windows {pad, 0, 1}, {1, 2, 3}.
+        let pool = spec(&[3], &[2], &[(1, 1)], false);
+        let w = Windows::new(&pool, &[4], IndexOrder::RowMajor).unwrap();
+        assert_eq!(w.sources, [0, 0, 1, 1, 2, 3]);
+        assert_eq!(w.first, [0, 2, 1, 3, 2, 1]);
+    }
+
+    #[test]
+    fn column_major_labels_count_the_first_axis_fastest() {
+        // A 2 x 3 plane, one 2 x 3 window: row-major sources 0..6, column-major labels.
+        let pool = spec(&[2, 3], &[1, 1], &[(0, 0), (0, 0)], false);
+        let w = Windows::new(&pool, &[2, 3], IndexOrder::ColumnMajor).unwrap();
+        assert_eq!(w.sources, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(w.labels, [0, 2, 4, 1, 3, 5]);
+    }
+
+    #[test]
+    fn windows_only_in_padding_are_refused() {
+        let pool = spec(&[2], &[1], &[(3, 0)], false);
+        let err = Windows::new(&pool, &[4], IndexOrder::RowMajor).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PoolError::WindowInPadding {
+                    axis: 0,
+                    cell: 0,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,266 @@
+//! The 3-d max pool with indices (`max_pool3d_with_indices`, `nn::MaxPool3d`, and ONNX's
+//! `max_pool_onnx` for every kind) against PyTorch's `max_pool3d` recorded by
+//! `scripts/pools.py`: values, indices and autograd gradients bit for bit on every device,
+//! overlapping, dilated, ceil-mode and padded pools, ties and NaNs; and its indices unpooling
+//! back without an output size.
+
+use burn::tensor::ops::MaxPoolOptions;
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn_unpool::nn::{MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool3dConfig};
+use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
+use burn_unpool::{
+    IndexLayout, MaxUnpoolOptions, max_pool3d_with_indices, max_unpool, max_unpool3d,
+};
+use burn_unpool_tests::{
+    assert_bit_equal, data_from_bits, devices, outcome, recorded_cases, reference_forward,
+    reference_targets,
+};
+use serde::Deserialize;
+
+/// One recorded `torch.nn.functional.max_pool3d(..., return_indices=True)` call.
+#[derive(Deserialize)]
+struct Recorded {
+    name: String,
+    shape: Vec<usize>,
+    kernel: [usize; 3],
+    stride: [usize; 3],
+    padding: [usize; 3],
+    dilation: [usize; 3],
+    ceil_mode: bool,
+    /// f32 bit patterns.
+    x: Vec<u64>,
+    pooled_shape: Vec<usize>,
+    pooled: Vec<u64>,
+    indices: Vec<i64>,
+    grad_output: Vec<u64>,
+    grad_x: Vec<u64>,
+}
+
+impl Recorded {
+    fn options(&self) -> MaxPoolOptions<3> {
+        MaxPoolOptions::new(self.kernel)
+            .with_stride(self.stride)
+            .with_padding(self.padding)
+            .with_dilation(self.dilation)
+            .with_ceil_mode(self.ceil_mode)
+    }
+
+    fn f32(&self, bits: &[u64], shape: &[usize]) -> TensorData {
+        data_from_bits(bits, shape, DType::F32)
+    }
+
+    fn indices(&self) -> TensorData {
+        TensorData::new(self.indices.clone(), self.pooled_shape.clone())
+    }
+}
+
+fn cases() -> Vec<Recorded> {
+    recorded_cases(include_str!("data/pools.json"))
+}
+
+fn i64_data(tensor: Tensor<5, Int>) -> TensorData {
+    tensor.into_data().convert::<i64>()
+}
+
+#[test]
+fn max_pool3d_matches_pytorch_on_every_device() {
+    for case in cases() {
+        for (name, device) in devices() {
+            let context = format!("{} on {name}", case.name);
+            let x = Tensor::<5>::from_data(case.f32(&case.x, &case.shape), &device);
+            let (pooled, indices) = max_pool3d_with_indices(x, case.options());
+            let expected = case.f32(&case.pooled, &case.pooled_shape);
+            assert_bit_equal(&pooled.into_data(), &expected, &context);
+            assert_eq!(
+                i64_data(indices.tensor().clone()),
+                case.indices(),
+                "{context}"
+            );
+            assert_eq!(indices.input_size(), &case.shape[2..], "{context}");
+        }
+    }
+}
+
+#[test]
+fn max_pool3d_gradients_match_pytorch_autograd() {
+    for case in cases() {
+        for (name, device) in devices() {
+            let context = format!("{} on {name}", case.name);
+            let autodiff = device.autodiff();
+            let x =
+                Tensor::<5>::from_data(case.f32(&case.x, &case.shape), &autodiff).require_grad();
+            let (pooled, _) = max_pool3d_with_indices(x.clone(), case.options());
+            let grad_output =
+                Tensor::<5>::from_data(case.f32(&case.grad_output, &case.pooled_shape), &autodiff);
+            let grads = (pooled * grad_output).sum().backward();
+            let dx = x.grad(&grads).expect("a gradient for x");
+            // Integer gradients (-4..=4) sum exactly, in any order.
+            assert_bit_equal(
+                &dx.into_data(),
+                &case.f32(&case.grad_x, &case.shape),
+                &context,
+            );
+        }
+    }
+}
+
+#[test]
+fn the_module_pools_as_the_function_and_its_indices_unpool_without_an_output_size() {
+    for case in cases().into_iter().filter(|c| !c.name.contains("nan")) {
+        let config = MaxPool3dConfig::new(case.kernel)
+            .with_strides(case.stride)
+            .with_padding(burn::nn::PaddingConfig3d::Explicit(
+                case.padding[0],
+                case.padding[1],
+                case.padding[2],
+            ))
+            .with_dilation(case.dilation)
+            .with_ceil_mode(case.ceil_mode);
+        let pool = config.init();
+        let unpool = MaxUnpool3dConfig::new(case.kernel)
+            .with_strides(case.stride)
+            .with_padding(case.padding.map(|p| (p, p)))
+            .with_dilation(case.dilation)
+            .init();
+        let targets = reference_targets(
+            &case.indices,
+            &case.pooled_shape,
+            &case.shape,
+            &case.shape[2..],
+            IndexLayout::PerPlane,
+        )
+        .expect("PyTorch's indices are in range");
+        let pooled: Vec<f64> = case
+            .pooled
+            .iter()
+            .map(|&b| f32::from_bits(b as u32) as f64)
+            .collect();
+        let len = case.shape.iter().product();
+        let restored: Vec<f32> = reference_forward(&pooled, &targets, len)
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        let expected = TensorData::new(restored, case.shape.clone());
+        for (name, device) in devices() {
+            let context = format!("{} on {name}", case.name);
+            let x = Tensor::<5>::from_data(case.f32(&case.x, &case.shape), &device);
+            assert_bit_equal(
+                &pool.forward(x.clone()).into_data(),
+                &case.f32(&case.pooled, &case.pooled_shape),
+                &context,
+            );
+            let (pooled, indices) = pool.forward_with_indices(x);
+            // The module infers the output size from its own pool geometry; the indices carry
+            // the pool's input size, so odd and ceil-mode sizes come back whole.
+            let y = unpool.forward(pooled.clone(), indices.clone());
+            assert_bit_equal(&y.into_data(), &expected, &context);
+            let options = MaxUnpoolOptions::from_pool(&case.options());
+            let y = max_unpool3d(pooled, indices, options);
+            assert_bit_equal(&y.into_data(), &expected, &context);
+        }
+    }
+}
+
+#[test]
+fn integer_volumes_pool_through_the_onnx_entry_with_global_indices() {
+    for case in cases().into_iter().filter(|c| c.name.starts_with("ties")) {
+        let attributes = MaxPoolAttributes::new(case.kernel.to_vec())
+            .with_strides(case.stride.to_vec())
+            .with_pads([case.padding, case.padding].concat().to_vec())
+            .with_dilations(case.dilation.to_vec())
+            .with_ceil_mode(case.ceil_mode);
+        let plane: i64 = case.shape[2..].iter().product::<usize>() as i64;
+        let cells: usize = case.pooled_shape[2..].iter().product();
+        let global: Vec<i64> = case
+            .indices
+            .iter()
+            .enumerate()
+            .map(|(i, &index)| index + (i / cells) as i64 * plane)
+            .collect();
+        let ints = |bits: &[u64]| -> Vec<i64> {
+            bits.iter()
+                .map(|&b| f32::from_bits(b as u32) as i64)
+                .collect()
+        };
+        for (name, device) in devices() {
+            for dtype in [DType::I32, DType::I64] {
+                let context = format!("{} as {dtype:?} on {name}", case.name);
+                let x = Tensor::<5, Int>::from_data(
+                    TensorData::new(ints(&case.x), case.shape.clone()),
+                    (&device, dtype),
+                );
+                let (y, indices) = max_pool_onnx(x, &attributes);
+                assert_eq!(y.dtype(), dtype, "{context}");
+                assert_eq!(
+                    y.into_data().convert::<i64>(),
+                    TensorData::new(ints(&case.pooled), case.pooled_shape.clone()),
+                    "{context}"
+                );
+                assert_eq!(indices.dtype(), DType::I64, "{context}");
+                assert_eq!(
+                    indices.into_data(),
+                    TensorData::new(global.clone(), case.pooled_shape.clone()),
+                    "{context}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_3d_encoder_decoder_trains_through_pool_and_unpool() {
+    // pool -> unpool is the identity on each window's maximum and zero elsewhere, so the
+    // gradient of sum(unpool(pool(x)) * w) is w at the maxima and zero elsewhere.
+    let shape = [1, 2, 4, 4, 4];
+    let len: usize = shape.iter().product();
+    let values: Vec<f32> = (0..len).map(|i| ((i * 37) % 101) as f32).collect();
+    let weights: Vec<f32> = (0..len).map(|i| (i % 7) as f32 - 3.0).collect();
+    let pool = MaxPoolOptions::new([2, 2, 2]);
+    for (name, device) in devices() {
+        let autodiff = device.autodiff();
+        let x = Tensor::<5>::from_data(TensorData::new(values.clone(), shape), &autodiff)
+            .require_grad();
+        let (pooled, indices) = max_pool3d_with_indices(x.clone(), pool.clone());
+        let winners = i64_data(indices.tensor().clone());
+        let y = max_unpool(pooled, indices, MaxUnpoolOptions::from_pool(&pool));
+        let w = Tensor::<5>::from_data(TensorData::new(weights.clone(), shape), &autodiff);
+        let grads = (y * w).sum().backward();
+        let dx = x.grad(&grads).expect("a gradient").into_data();
+        let mut expected = vec![0.0f32; len];
+        let plane = 64;
+        for (i, &index) in winners
+            .try_to_vec::<i64>()
+            .expect("i64 indices")
+            .iter()
+            .enumerate()
+        {
+            let target = (i / 8) * plane + index as usize;
+            expected[target] = weights[target];
+        }
+        assert_bit_equal(&dx, &TensorData::new(expected, shape), name);
+    }
+}
+
+#[test]
+fn impossible_pools_are_refused_with_the_values() {
+    let device = Device::flex();
+    let x = Tensor::<5>::zeros([1, 1, 2, 4, 4], &device);
+    let err =
+        outcome(|| max_pool3d_with_indices(x.clone(), MaxPoolOptions::new([3, 2, 2]))).unwrap_err();
+    assert_eq!(
+        err,
+        "max_pool: the window (kernel 3, dilation 1) does not fit axis 0 of size 2 with padding \
+         (0, 0): no output"
+    );
+    let padded = MaxPoolOptions::new([2, 2, 2]).with_padding_pairs([(2, 0), (0, 0), (0, 0)]);
+    let err = outcome(|| max_pool3d_with_indices(x.clone(), padded)).unwrap_err();
+    assert_eq!(
+        err,
+        "max_pool: window 0 of axis 0 (size 2, padding (2, 0)) lies entirely in the padding; \
+         the padding must leave every window an input element"
+    );
+    let mut zero = MaxPoolOptions::new([2, 2, 2]);
+    zero.stride = [2, 0, 2];
+    let err = outcome(|| max_pool3d_with_indices(x, zero)).unwrap_err();
+    assert_eq!(err, "max_pool: stride must be non-zero, got [2, 0, 2]");
+}
