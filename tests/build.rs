@@ -10,12 +10,6 @@ use burn_unpool_onnx::onnx_ir::{Message, TensorData, TensorDataExt, TensorProto}
 use burn_unpool_onnx::{ModelGen, OutputShapeRule};
 use serde_json::{Value, json};
 
-const NODE_TESTS: [&str; 4] = [
-    "test_maxunpool_export_without_output_shape",
-    "test_maxunpool_export_with_output_shape",
-    "test_maxpool_with_argmax_2d_precomputed_pads",
-    "test_maxpool_with_argmax_2d_precomputed_strides",
-];
 const MODELS: [&str; 5] = [
     "segnet_odd",
     "segnet_even",
@@ -29,7 +23,8 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("onnx");
     println!("cargo:rerun-if-changed={}", data.display());
     let mut notes = BTreeMap::new();
-    for test in NODE_TESTS {
+    for test in node_tests(&data.join("node")) {
+        let test = test.as_str();
         // The official tests' expected values follow the ONNX reference.
         let report = ModelGen::new()
             .input(data.join("node").join(test).join("model.onnx"))
@@ -64,6 +59,16 @@ fn main() {
     write(&out.join("tensors.json"), &tensors(data));
 }
 
+/// The official node tests copied to `dir`, by name.
+fn node_tests(dir: &Path) -> Vec<String> {
+    let mut tests: Vec<String> = fs::read_dir(dir)
+        .expect("the node tests")
+        .map(|entry| entry.expect("a dir entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    tests.sort();
+    tests
+}
+
 /// Every `.pb` tensor under `dir`, by its path relative to `data/onnx`.
 fn tensors(root: &Path) -> Value {
     let mut found = BTreeMap::new();
@@ -94,7 +99,7 @@ fn tensor(path: &Path) -> Value {
         let values = data.convert::<f32>().to_f32_vec().expect("f32 values");
         json!({"dtype": dtype, "shape": shape, "f32": values})
     } else {
-        json!({"dtype": dtype, "shape": shape, "i64": data.to_i64_vec().expect("i64 values")})
+        json!({"dtype": dtype, "shape": shape, "i64": data.convert::<i64>().to_i64_vec().expect("i64 values")})
     }
 }
 

@@ -13,7 +13,7 @@ use burn_unpool_tests::{assert_bit_equal, devices};
 use serde::Deserialize;
 
 macro_rules! generated {
-    ($name:ident, $path:literal) => {
+    ($name:ident, $path:expr) => {
         #[allow(clippy::all, unused)]
         mod $name {
             include!(concat!(env!("OUT_DIR"), "/onnx/", $path));
@@ -37,6 +37,62 @@ generated!(
     argmax_strides,
     "node/test_maxpool_with_argmax_2d_precomputed_strides/model.rs"
 );
+/// The official `MaxPool` node tests with one float input and one output, of rank `$rank`: 2-d
+/// ones imported by burn-onnx, 3-d ones through burn-unpool-onnx's hook.
+macro_rules! max_pool_node_tests {
+    ($($test:ident: $rank:literal;)*) => {$(
+        generated!($test, concat!("node/", stringify!($test), "/model.rs"));
+
+        #[test]
+        fn $test() {
+            let test = stringify!($test);
+            for (name, device) in devices() {
+                let model = $test::Model::from_embedded(&device);
+                let y = model.forward(float::<$rank>(&node(test, "input_0"), &device));
+                let context = format!("{test} on {name}");
+                assert_bit_equal(&y.into_data(), &data(&node(test, "output_0")), &context);
+            }
+        }
+    )*};
+}
+
+max_pool_node_tests! {
+    test_maxpool_1d_default: 3;
+    test_maxpool_2d_ceil: 4;
+    test_maxpool_2d_ceil_output_size_reduce_by_one: 4;
+    test_maxpool_2d_default: 4;
+    test_maxpool_2d_dilations: 4;
+    test_maxpool_2d_pads: 4;
+    test_maxpool_2d_precomputed_pads: 4;
+    test_maxpool_2d_precomputed_same_upper: 4;
+    test_maxpool_2d_precomputed_strides: 4;
+    test_maxpool_2d_same_lower: 4;
+    test_maxpool_2d_same_upper: 4;
+    test_maxpool_2d_strides: 4;
+    test_maxpool_3d_default: 5;
+    test_maxpool_3d_dilations: 5;
+    test_maxpool_3d_dilations_use_ref_impl: 5;
+    test_maxpool_3d_dilations_use_ref_impl_large: 5;
+}
+
+generated!(maxpool_uint8, "node/test_maxpool_2d_uint8/model.rs");
+
+/// A uint8 pool, imported through the hook (Burn's own pools are float-only). wgpu computes with
+/// no 8-bit integers (lavapipe), so it gets the same values as i32.
+#[test]
+fn test_maxpool_2d_uint8() {
+    let test = "test_maxpool_2d_uint8";
+    for (name, device) in devices() {
+        let dtype = if name == "wgpu" { DType::I32 } else { DType::U8 };
+        let model = maxpool_uint8::Model::from_embedded(&device);
+        let x = Tensor::<4, Int>::from_data(data(&node(test, "input_0")), (&device, dtype));
+        let y = model.forward(x);
+        assert_eq!(y.dtype(), dtype, "{test} on {name}");
+        let y = y.into_data().convert::<i64>();
+        assert_eq!(y, data(&node(test, "output_0")), "{test} on {name}");
+    }
+}
+
 generated!(segnet_odd_reference, "reference/segnet_odd.rs");
 generated!(segnet_odd_ort, "onnxruntime/segnet_odd.rs");
 generated!(segnet_even_reference, "reference/segnet_even.rs");

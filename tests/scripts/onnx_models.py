@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Records the ONNX import cases under `tests/data/onnx/`.
 
-- `node/<test>/`: the official ONNX backend node tests for MaxUnpool and MaxPool with indices,
+- `node/<test>/`: the official ONNX backend node tests for MaxUnpool and MaxPool (all 21),
   copied as the `onnx` package ships them (found with
   `onnx.backend.test.loader.load_model_tests(kind="node")`).
 - `models/<case>.onnx` with `models/<case>/inputs/input_<i>.pb` and the outputs recorded from
@@ -28,12 +28,12 @@ from onnx.backend.test.loader import load_model_tests
 from onnx.reference import ReferenceEvaluator
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "data" / "onnx"
-NODE_TESTS = [
-    "test_maxunpool_export_without_output_shape",
-    "test_maxunpool_export_with_output_shape",
-    "test_maxpool_with_argmax_2d_precomputed_pads",
-    "test_maxpool_with_argmax_2d_precomputed_strides",
-]
+# Every official backend node test of MaxUnpool and MaxPool (GlobalMaxPool is another op).
+NODE_TESTS = sorted(
+    case.name
+    for case in load_model_tests(kind="node")
+    if case.name.startswith(("test_maxunpool_", "test_maxpool_"))
+)
 F32 = TensorProto.FLOAT
 BF16 = TensorProto.BFLOAT16
 I64 = TensorProto.INT64
@@ -231,6 +231,8 @@ def external_copy(name):
     model = onnx.load(ROOT / "models" / f"{name}.onnx")
     target = ROOT / "models" / "external"
     target.mkdir(parents=True, exist_ok=True)
+    # onnx appends to an existing data file: start from none.
+    (target / f"{name}.onnx.data").unlink(missing_ok=True)
     onnx.save_model(model, target / f"{name}.onnx", save_as_external_data=True,
                     all_tensors_to_one_file=True, location=f"{name}.onnx.data", size_threshold=0)
 

@@ -3,8 +3,9 @@
 //! burn-onnx turns an ONNX model into Burn code at build time but rejects `MaxUnpool`. This crate
 //! runs burn-onnx with every `MaxUnpool` node (opsets 9, 11 and 22, bfloat16 values included;
 //! 1-d, 2-d and 3-d) turned into a call to `burn_unpool::onnx::max_unpool_onnx`, so an imported
-//! model gets burn-unpool's kernels, its index checks and its gradient. `MaxPool` with an
-//! `Indices` output is burn-onnx's own.
+//! model gets burn-unpool's kernels, its index checks and its gradient. `MaxPool` nodes burn-onnx
+//! cannot import (3-d pools, with or without `Indices`, and pools over integer inputs) become
+//! calls to `burn_unpool::onnx::max_pool_onnx`; burn-onnx keeps the other pools, indices included.
 //!
 //! ```toml
 //! [dependencies]
@@ -38,16 +39,20 @@
 //! the build says when a model's `output_shape` makes the rules differ.
 //!
 //! # Driving burn-onnx yourself
-//! [`rewrite_max_unpool`] moves the nodes to the [`DOMAIN`] that [`MaxUnpoolOp`] handles; register
-//! that hook on a `burn_onnx::ModelGen` beside your own hooks.
+//! [`rewrite_max_unpool`] and [`rewrite_max_pool`] move the nodes to the [`DOMAIN`] that
+//! [`MaxUnpoolOp`] and [`MaxPoolOp`] handle; register those hooks on a `burn_onnx::ModelGen`
+//! beside your own.
 
 mod hook;
 mod model_gen;
 mod node;
+mod pool_hook;
+mod pool_node;
 mod rewrite;
 
 pub use burn_onnx;
 pub use hook::{MaxUnpoolOp, OutputShapeRule};
+pub use pool_hook::MaxPoolOp;
 pub use model_gen::{ModelGen, Report};
 pub use onnx_ir;
-pub use rewrite::{DOMAIN, NAME_ATTRIBUTE, OP_TYPE, rewrite_max_unpool};
+pub use rewrite::{DOMAIN, MAX_POOL, NAME_ATTRIBUTE, OP_TYPE, rewrite_max_pool, rewrite_max_unpool};

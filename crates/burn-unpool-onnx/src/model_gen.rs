@@ -8,7 +8,8 @@ use burn_onnx::LoadStrategy;
 use onnx_ir::{Message, ModelProto};
 
 use crate::hook::{MaxUnpoolOp, OutputShapeRule};
-use crate::rewrite::rewrite_max_unpool;
+use crate::pool_hook::MaxPoolOp;
+use crate::rewrite::{rewrite_max_pool, rewrite_max_unpool};
 
 /// Generates Burn code for ONNX models, as `burn_onnx::ModelGen` does, with every `MaxUnpool` node
 /// turned into a call to `burn_unpool::onnx::max_unpool_onnx`.
@@ -49,6 +50,8 @@ pub struct ModelGen {
 pub struct Report {
     /// How many `MaxUnpool` nodes were imported, over all inputs.
     pub max_unpool_nodes: usize,
+    /// `MaxPool` nodes imported through burn-unpool (3-d pools, integer inputs).
+    pub max_pool_nodes: usize,
     /// Build-time notes, e.g. a node whose `output_shape` makes the two rules differ.
     pub notes: Vec<String>,
 }
@@ -144,17 +147,19 @@ impl ModelGen {
             .out_dir(out_dir.to_str().expect("a UTF-8 out_dir"))
             .development(self.development)
             .load_strategy(self.load_strategy)
-            .register_custom_op(hook.clone());
+            .register_custom_op(hook.clone())
+            .register_custom_op(MaxPoolOp);
         if let Some(simplify) = self.simplify {
             generator.simplify(simplify);
         }
         if let Some(partition) = self.partition {
             generator.partition(partition);
         }
-        let mut max_unpool_nodes = 0;
+        let (mut max_unpool_nodes, mut max_pool_nodes) = (0, 0);
         for input in &self.inputs {
             let (staged, moved) = stage(input, &staging);
-            max_unpool_nodes += moved;
+            max_unpool_nodes += moved.0;
+            max_pool_nodes += moved.1;
             generator.input(staged.to_str().expect("a UTF-8 path"));
         }
         if from_script {
@@ -164,19 +169,22 @@ impl ModelGen {
         }
         Report {
             max_unpool_nodes,
+            max_pool_nodes,
             notes: hook.notes(),
         }
     }
 }
 
-/// Writes `input` with its `MaxUnpool` nodes rewritten into `staging`, under the same file name
+/// Writes `input` with its `MaxUnpool` nodes (and the `MaxPool` nodes burn-onnx cannot import)
+/// rewritten into `staging`, under the same file name
 /// (burn-onnx names the generated code after it).
-fn stage(input: &Path, staging: &Path) -> (PathBuf, usize) {
+fn stage(input: &Path, staging: &Path) -> (PathBuf, (usize, usize)) {
     let bytes = fs::read(input)
         .unwrap_or_else(|e| panic!("cannot read ONNX model {}: {e}", input.display()));
     let mut model = ModelProto::parse_from_bytes(&bytes)
         .unwrap_or_else(|e| panic!("{} is not an ONNX model: {e}", input.display()));
     let moved = rewrite_max_unpool(&mut model);
+    let pools = rewrite_max_pool(&mut model);
     stage_external_data(&model, input.parent().unwrap_or(Path::new("")), staging);
     let name = input
         .file_name()
@@ -186,15 +194,16 @@ fn stage(input: &Path, staging: &Path) -> (PathBuf, usize) {
         .write_to_bytes()
         .unwrap_or_else(|e| panic!("cannot encode {}: {e}", input.display()));
     fs::write(&staged, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", staged.display()));
-    (staged, moved)
+    (staged, (moved, pools))
 }
 
 /// Puts the external data files the model names (weights saved beside it, as PyTorch's dynamo
 /// exporter and every model over 2 GB do) below `staging` under the same relative locations, so
 /// the staged copy finds them: burn-onnx accepts only relative locations that stay inside the
-/// model's folder (no absolute paths, no `..`, no symbolic links out of it). Hard links where the
-/// file system allows (no copy of large weights), copies elsewhere; the model itself is unchanged
-/// (inlining would fail past protobuf's 2 GB).
+/// model's folder (no absolute paths, no `..`, no symbolic links out of it). Copies, made again
+/// only when the source changed: a hard link would save the copy but makes the user's own file
+/// fail the `onnx` package's checker ("multiple hard links (possible hardlink attack)"). The model
+/// itself is unchanged (inlining would fail past protobuf's 2 GB).
 fn stage_external_data(model: &ModelProto, model_dir: &Path, staging: &Path) {
     let Some(graph) = model.graph.as_ref() else {
         return;
@@ -220,8 +229,8 @@ fn stage_external_data(model: &ModelProto, model_dir: &Path, staging: &Path) {
             fs::create_dir_all(parent)
                 .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
         }
-        let _ = fs::remove_file(&target);
-        if fs::hard_link(&source, &target).is_err() {
+        if !is_staged(&source, &target) {
+            let _ = fs::remove_file(&target);
             fs::copy(&source, &target).unwrap_or_else(|e| {
                 panic!(
                     "cannot stage the external data {} beside the rewritten model: {e}",
@@ -230,4 +239,25 @@ fn stage_external_data(model: &ModelProto, model_dir: &Path, staging: &Path) {
             });
         }
     }
+}
+
+/// Whether `target` is a copy of `source` made since `source` last changed: same length, and
+/// modified no earlier.
+fn is_staged(source: &Path, target: &Path) -> bool {
+    let (Ok(source), Ok(target)) = (fs::metadata(source), fs::metadata(target)) else {
+        return false;
+    };
+    let newer = match (source.modified(), target.modified()) {
+        (Ok(source), Ok(target)) => target >= source,
+        _ => false,
+    };
+    // A hard link to the source (as earlier versions staged) is replaced by a copy.
+    #[cfg(unix)]
+    let linked = {
+        use std::os::unix::fs::MetadataExt;
+        (source.dev(), source.ino()) == (target.dev(), target.ino())
+    };
+    #[cfg(not(unix))]
+    let linked = false;
+    source.len() == target.len() && newer && !linked
 }

@@ -34,7 +34,8 @@ pub(crate) enum OutputShapeInput {
     Shape,
 }
 
-/// What is wrong with a `MaxUnpool` node.
+/// What is wrong with a `MaxUnpool` or `MaxPool` node. `node` names it as
+/// `MaxUnpool node 'name'`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum NodeError {
     /// Not 2 or 3 inputs.
@@ -70,6 +71,8 @@ pub(crate) enum NodeError {
     },
     /// `output_shape` is not a 1-d int64 tensor.
     OutputShapeType { node: String, found: String },
+    /// Anything else wrong with the node, said in full.
+    Invalid { node: String, what: String },
     /// An attribute or `output_shape` has an entry out of its range.
     Value {
         node: String,
@@ -84,30 +87,30 @@ impl fmt::Display for NodeError {
         match self {
             Self::InputCount { node, count } => write!(
                 f,
-                "MaxUnpool node '{node}': expects 2 or 3 inputs (X, I, optional output_shape), got {count}"
+                "{node}: expects 2 or 3 inputs (X, I, optional output_shape), got {count}"
             ),
             Self::NotATensor { node, input } => {
-                write!(f, "MaxUnpool node '{node}': input {input} must be a tensor")
+                write!(f, "{node}: input {input} must be a tensor")
             }
             Self::ValueDtype { node, dtype } => write!(
                 f,
-                "MaxUnpool node '{node}': X must be a float tensor, got {dtype}"
+                "{node}: X must be a float tensor, got {dtype}"
             ),
             Self::IndicesDtype { node, dtype } => write!(
                 f,
-                "MaxUnpool node '{node}': indices I must be int64 (ONNX tensor(int64)), got {dtype}"
+                "{node}: indices I must be int64 (ONNX tensor(int64)), got {dtype}"
             ),
             Self::Rank { node, rank } => write!(
                 f,
-                "MaxUnpool node '{node}': X must have rank 3, 4 or 5 ([N, C, D1..Dk], k = 1..3), got rank {rank}"
+                "{node}: X must have rank 3, 4 or 5 ([N, C, D1..Dk], k = 1..3), got rank {rank}"
             ),
             Self::RankMismatch { node, x, indices } => write!(
                 f,
-                "MaxUnpool node '{node}': X and I must have the same rank, got X rank {x} and I rank {indices}"
+                "{node}: X and I must have the same rank, got X rank {x} and I rank {indices}"
             ),
             Self::MissingKernelShape { node } => write!(
                 f,
-                "MaxUnpool node '{node}': the required attribute kernel_shape is missing"
+                "{node}: the required attribute kernel_shape is missing"
             ),
             Self::Length {
                 node,
@@ -116,7 +119,7 @@ impl fmt::Display for NodeError {
                 values,
             } => write!(
                 f,
-                "MaxUnpool node '{node}': {name} must have {expected} entries, got {} ({values:?})",
+                "{node}: {name} must have {expected} entries, got {} ({values:?})",
                 values.len()
             ),
             Self::OutputShapeLength {
@@ -125,12 +128,13 @@ impl fmt::Display for NodeError {
                 length,
             } => write!(
                 f,
-                "MaxUnpool node '{node}': output_shape must have {expected} entries (the rank of X), got {length}"
+                "{node}: output_shape must have {expected} entries (the rank of X), got {length}"
             ),
             Self::OutputShapeType { node, found } => write!(
                 f,
-                "MaxUnpool node '{node}': output_shape must be a 1-d int64 tensor, got {found}"
+                "{node}: output_shape must be a 1-d int64 tensor, got {found}"
             ),
+            Self::Invalid { node, what } => write!(f, "{node}: {what}"),
             Self::Value {
                 node,
                 name,
@@ -138,7 +142,7 @@ impl fmt::Display for NodeError {
                 values,
             } => write!(
                 f,
-                "MaxUnpool node '{node}': {name} entries must be {rule}, got {values:?}"
+                "{node}: {name} entries must be {rule}, got {values:?}"
             ),
         }
     }
@@ -160,58 +164,59 @@ impl UnpoolNode {
             .get_string(NAME_ATTRIBUTE)
             .unwrap_or(&node.name)
             .to_string();
+        let label = format!("MaxUnpool node '{name}'");
         if !(2..=3).contains(&node.inputs.len()) {
             return Err(NodeError::InputCount {
-                node: name,
+                node: label,
                 count: node.inputs.len(),
             });
         }
-        let x = tensor(&node.inputs[0], &name, "X")?;
-        let indices = tensor(&node.inputs[1], &name, "I")?;
+        let x = tensor(&node.inputs[0], &label, "X")?;
+        let indices = tensor(&node.inputs[1], &label, "I")?;
         if !x.dtype.is_float() {
             return Err(NodeError::ValueDtype {
-                node: name,
+                node: label,
                 dtype: format!("{:?}", x.dtype),
             });
         }
         if indices.dtype != DType::I64 {
             return Err(NodeError::IndicesDtype {
-                node: name,
+                node: label,
                 dtype: format!("{:?}", indices.dtype),
             });
         }
         if !(3..=5).contains(&x.rank) {
             return Err(NodeError::Rank {
-                node: name,
+                node: label,
                 rank: x.rank,
             });
         }
         if indices.rank != x.rank {
             return Err(NodeError::RankMismatch {
-                node: name,
+                node: label,
                 x: x.rank,
                 indices: indices.rank,
             });
         }
         let dims = x.rank - 2;
         let Some(kernel) = node.attrs.get_i64s("kernel_shape") else {
-            return Err(NodeError::MissingKernelShape { node: name });
+            return Err(NodeError::MissingKernelShape { node: label });
         };
-        let kernel_shape = entries(&name, "kernel_shape", kernel, dims, Positive)?;
+        let kernel_shape = entries(&label, "kernel_shape", kernel, dims, Positive)?;
         let strides = node
             .attrs
             .get_i64s("strides")
-            .map(|s| entries(&name, "strides", s, dims, Positive))
+            .map(|s| entries(&label, "strides", s, dims, Positive))
             .transpose()?;
         let pads = node
             .attrs
             .get_i64s("pads")
-            .map(|p| entries(&name, "pads", p, 2 * dims, NonNegative))
+            .map(|p| entries(&label, "pads", p, 2 * dims, NonNegative))
             .transpose()?;
         let output_shape = match node.inputs.get(2) {
             None => OutputShapeInput::Absent,
             Some(arg) if arg.name.is_empty() => OutputShapeInput::Absent,
-            Some(arg) => output_shape(arg, &name, x.rank)?,
+            Some(arg) => output_shape(arg, &label, x.rank)?,
         };
         Ok(Self {
             name,
@@ -264,7 +269,7 @@ impl UnpoolNode {
     }
 }
 
-fn tensor(arg: &Argument, node: &str, input: &'static str) -> Result<TensorType, NodeError> {
+pub(crate) fn tensor(arg: &Argument, node: &str, input: &'static str) -> Result<TensorType, NodeError> {
     match &arg.ty {
         ArgType::Tensor(tensor) => Ok(tensor.clone()),
         _ => Err(NodeError::NotATensor {
@@ -276,13 +281,13 @@ fn tensor(arg: &Argument, node: &str, input: &'static str) -> Result<TensorType,
 
 /// The range an attribute's entries must lie in.
 #[derive(Clone, Copy)]
-enum Range {
+pub(crate) enum Range {
     Positive,
     NonNegative,
 }
-use Range::{NonNegative, Positive};
+pub(crate) use Range::{NonNegative, Positive};
 
-fn entries(
+pub(crate) fn entries(
     node: &str,
     name: &'static str,
     values: &[i64],

@@ -1,17 +1,26 @@
-//! The graph rewrite that hands `MaxUnpool` nodes to [`MaxUnpoolOp`](crate::MaxUnpoolOp).
+//! The graph rewrite that hands `MaxUnpool` nodes to [`MaxUnpoolOp`](crate::MaxUnpoolOp), and
+//! the `MaxPool` nodes burn-onnx cannot import to [`MaxPoolOp`](crate::MaxPoolOp).
 //!
 //! onnx-ir maps a default-domain `MaxUnpool` to a built-in "unsupported" node before any hook
 //! runs, and burn-onnx's hooks only see nodes of other domains; moving the nodes to
 //! [`DOMAIN`] (at the model's own default opset, so the opset still tells 9, 11 and 22 apart)
 //! routes them to the hook.
 
-use onnx_ir::{AttributeProto, AttributeType, GraphProto, ModelProto};
+use std::collections::BTreeMap;
 
-/// The domain `MaxUnpool` nodes are moved to.
+use onnx_ir::{AttributeProto, AttributeType, GraphProto, ModelProto, NodeProto};
+
+/// The domain the nodes are moved to.
 pub const DOMAIN: &str = "burn.unpool";
 
 /// The ONNX operator this crate imports.
 pub const OP_TYPE: &str = "MaxUnpool";
+
+/// The ONNX pool whose indices it inverts, imported here where burn-onnx cannot.
+pub const MAX_POOL: &str = "MaxPool";
+
+/// ONNX `TensorProto.DataType` codes of the integer types.
+const INTEGER_TYPES: [i32; 8] = [2, 3, 4, 5, 6, 7, 12, 13];
 
 /// The attribute that keeps a moved node's ONNX name: onnx-ir renames nodes (`custom1`, ...), and
 /// build-time messages should name the node as the model does.
@@ -33,10 +42,77 @@ pub const NAME_ATTRIBUTE: &str = "onnx_node_name";
 /// assert_eq!(model.graph.node[0].domain, DOMAIN);
 /// ```
 pub fn rewrite_max_unpool(model: &mut ModelProto) -> usize {
+    move_nodes(model, &|node, _| node.op_type == OP_TYPE)
+}
+
+/// Moves the default-domain `MaxPool` nodes of `model` that burn-onnx cannot import to
+/// [`DOMAIN`]: 3-d pools (a `kernel_shape` of 3 entries; Burn has no 3-d pool) and pools whose
+/// input the model declares an integer tensor (a graph input, `value_info` or initializer; Burn's
+/// pools are float-only). Returns how many nodes moved. burn-onnx keeps the other pools, with or
+/// without indices.
+///
+/// ```
+/// use burn_unpool_onnx::{DOMAIN, rewrite_max_pool};
+/// use burn_unpool_onnx::onnx_ir::{AttributeProto, ModelProto, NodeProto};
+///
+/// let pool = |kernel: Vec<i64>| {
+///     let mut node = NodeProto::new();
+///     node.op_type = "MaxPool".into();
+///     let mut attribute = AttributeProto::new();
+///     attribute.name = "kernel_shape".into();
+///     attribute.ints = kernel;
+///     node.attribute.push(attribute);
+///     node
+/// };
+/// let mut model = ModelProto::new();
+/// let graph = model.graph.mut_or_insert_default();
+/// graph.node.push(pool(vec![2, 2]));
+/// graph.node.push(pool(vec![2, 2, 2]));
+///
+/// assert_eq!(rewrite_max_pool(&mut model), 1);
+/// assert_eq!(model.graph.node[0].domain, "");
+/// assert_eq!(model.graph.node[1].domain, DOMAIN);
+/// ```
+pub fn rewrite_max_pool(model: &mut ModelProto) -> usize {
+    move_nodes(model, &|node, types| {
+        let three_d = node
+            .attribute
+            .iter()
+            .any(|a| a.name == "kernel_shape" && a.ints.len() == 3);
+        let integer_input = node
+            .input
+            .first()
+            .and_then(|input| types.get(input))
+            .is_some_and(|ty| INTEGER_TYPES.contains(ty));
+        node.op_type == MAX_POOL && (three_d || integer_input)
+    })
+}
+
+/// The element types a graph declares, by value name: its inputs, outputs, `value_info` and
+/// initializers (with those of the graphs around it).
+type DeclaredTypes = BTreeMap<String, i32>;
+
+fn declared_types(graph: &GraphProto, outer: &DeclaredTypes) -> DeclaredTypes {
+    let mut types = outer.clone();
+    for info in graph.input.iter().chain(&graph.output).chain(&graph.value_info) {
+        let tensor = info.type_.tensor_type();
+        if tensor.elem_type != 0 {
+            types.insert(info.name.clone(), tensor.elem_type);
+        }
+    }
+    for initializer in &graph.initializer {
+        types.insert(initializer.name.clone(), initializer.data_type);
+    }
+    types
+}
+
+/// Moves the default-domain nodes `select` picks (subgraphs included) to [`DOMAIN`], imported at
+/// the model's default-domain opset. Returns how many moved.
+fn move_nodes(model: &mut ModelProto, select: &dyn Fn(&NodeProto, &DeclaredTypes) -> bool) -> usize {
     let Some(graph) = model.graph.as_mut() else {
         return 0;
     };
-    let moved = rewrite_graph(graph);
+    let moved = rewrite_graph(graph, select, &DeclaredTypes::new());
     if moved > 0 && !model.opset_import.iter().any(|o| o.domain == DOMAIN) {
         let mut import = model
             .opset_import
@@ -55,10 +131,15 @@ fn is_default_domain(domain: &str) -> bool {
     domain.is_empty() || domain == "ai.onnx"
 }
 
-fn rewrite_graph(graph: &mut GraphProto) -> usize {
+fn rewrite_graph(
+    graph: &mut GraphProto,
+    select: &dyn Fn(&NodeProto, &DeclaredTypes) -> bool,
+    outer: &DeclaredTypes,
+) -> usize {
+    let types = declared_types(graph, outer);
     let mut moved = 0;
     for (position, node) in graph.node.iter_mut().enumerate() {
-        if node.op_type == OP_TYPE && is_default_domain(&node.domain) {
+        if is_default_domain(&node.domain) && select(node, &types) {
             node.domain = DOMAIN.to_string();
             let name = match node.name.as_str() {
                 "" => format!("#{position} (unnamed)"),
@@ -73,12 +154,12 @@ fn rewrite_graph(graph: &mut GraphProto) -> usize {
         }
         for attribute in &mut node.attribute {
             if let Some(body) = attribute.g.as_mut() {
-                moved += rewrite_graph(body);
+                moved += rewrite_graph(body, select, &types);
             }
             moved += attribute
                 .graphs
                 .iter_mut()
-                .map(rewrite_graph)
+                .map(|body| rewrite_graph(body, select, &types))
                 .sum::<usize>();
         }
     }
@@ -137,6 +218,20 @@ mod tests {
         let before = m.write_to_bytes().unwrap();
         assert_eq!(rewrite_max_unpool(&mut m), 0);
         assert_eq!(m.write_to_bytes().unwrap(), before);
+    }
+
+    #[test]
+    fn moves_pools_over_declared_integer_inputs() {
+        let mut pool = node("MaxPool", "");
+        pool.input.push("image".into());
+        let mut m = model(12, vec![pool.clone(), node("MaxPool", "")]);
+        let mut input = onnx_ir::ValueInfoProto::new();
+        input.name = "image".into();
+        input.type_.mut_or_insert_default().mut_tensor_type().elem_type = 2; // uint8
+        m.graph.mut_or_insert_default().input.push(input);
+        assert_eq!(rewrite_max_pool(&mut m), 1);
+        assert_eq!(m.graph.node[0].domain, DOMAIN);
+        assert_eq!(m.graph.node[1].domain, "");
     }
 
     #[test]
