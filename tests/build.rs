@@ -1,5 +1,5 @@
 //! Generates the Burn code of the ONNX import cases (`data/onnx`, recorded by
-//! `scripts/onnx_models.py`) with burn-unpool-onnx, once per `output_shape` rule, and decodes the
+//! `scripts/onnx_models.py` and `scripts/torch_export.py`) with burn-unpool-onnx, once per `output_shape` rule, and decodes the
 //! recorded `.pb` tensors to JSON for the tests.
 
 use std::collections::BTreeMap;
@@ -10,13 +10,19 @@ use burn_unpool_onnx::onnx_ir::{Message, TensorData, TensorDataExt, TensorProto}
 use burn_unpool_onnx::{ModelGen, OutputShapeRule};
 use serde_json::{Value, json};
 
-const MODELS: [&str; 5] = [
+const MODELS: [&str; 9] = [
     "segnet_odd",
     "segnet_even",
     "unpool1d_opset9",
     "unpool3d_opset11",
     "unpool2d_bf16_opset22",
+    "pool3d_storage_order_1",
+    "pool3d_same_lower",
+    "pool1d_int8",
+    "pool2d_uint8_storage_order_1",
 ];
+
+const TORCH_MODELS: [&str; 3] = ["segnet2d_odd", "segnet3d_ceil", "unpool1d_overlapping"];
 
 fn main() {
     let data = Path::new("data/onnx");
@@ -48,6 +54,15 @@ fn main() {
             notes.insert(format!("{dir}/{model}"), report.notes);
         }
     }
+    // Exported from PyTorch with the usual custom MaxUnpool symbolic, under the default rule.
+    for model in TORCH_MODELS {
+        let report = ModelGen::new()
+            .input(data.join("models/torch").join(format!("{model}.onnx")))
+            .out_dir(out.join("torch"))
+            .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
+            .run_from_cli();
+        notes.insert(format!("torch/{model}"), report.notes);
+    }
     // Weights in a file beside the model, as PyTorch's dynamo exporter writes them.
     let report = ModelGen::new()
         .input(data.join("models/external/segnet_even.onnx"))
@@ -63,7 +78,13 @@ fn main() {
 fn node_tests(dir: &Path) -> Vec<String> {
     let mut tests: Vec<String> = fs::read_dir(dir)
         .expect("the node tests")
-        .map(|entry| entry.expect("a dir entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("a dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     tests.sort();
     tests

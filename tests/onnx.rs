@@ -83,7 +83,11 @@ generated!(maxpool_uint8, "node/test_maxpool_2d_uint8/model.rs");
 fn test_maxpool_2d_uint8() {
     let test = "test_maxpool_2d_uint8";
     for (name, device) in devices() {
-        let dtype = if name == "wgpu" { DType::I32 } else { DType::U8 };
+        let dtype = if name == "wgpu" {
+            DType::I32
+        } else {
+            DType::U8
+        };
         let model = maxpool_uint8::Model::from_embedded(&device);
         let x = Tensor::<4, Int>::from_data(data(&node(test, "input_0")), (&device, dtype));
         let y = model.forward(x);
@@ -103,6 +107,16 @@ generated!(unpool3d_reference, "reference/unpool3d_opset11.rs");
 generated!(unpool3d_ort, "onnxruntime/unpool3d_opset11.rs");
 generated!(unpool2d_bf16, "reference/unpool2d_bf16_opset22.rs");
 generated!(segnet_even_external, "external/segnet_even.rs");
+generated!(
+    pool3d_storage_order_1,
+    "onnxruntime/pool3d_storage_order_1.rs"
+);
+generated!(pool3d_same_lower, "onnxruntime/pool3d_same_lower.rs");
+generated!(pool1d_int8, "onnxruntime/pool1d_int8.rs");
+generated!(pool2d_uint8, "onnxruntime/pool2d_uint8_storage_order_1.rs");
+generated!(torch_segnet2d, "torch/segnet2d_odd.rs");
+generated!(torch_segnet3d, "torch/segnet3d_ceil.rs");
+generated!(torch_unpool1d, "torch/unpool1d_overlapping.rs");
 
 /// A recorded tensor, decoded from its `.pb` file by `build.rs`.
 #[derive(Deserialize)]
@@ -279,6 +293,84 @@ fn models_where_the_rules_agree_match_onnx_runtime_and_the_reference() {
         assert_matches_both_recordings(case, y, name);
         let y = unpool3d_ort::Model::from_embedded(&device).forward(x(), i());
         assert_matches_both_recordings(case, y, name);
+    }
+}
+
+/// Single `MaxPool` nodes with `Indices` that burn-onnx cannot import, through the hook: 3-d with
+/// `storage_order = 1`, asymmetric pads, dilations and ceil mode; 3-d `SAME_LOWER`; int8 1-d and
+/// uint8 2-d (column-major indices, ties decided by the first maximum). Values and indices equal
+/// ONNX Runtime's bit for bit. (The ONNX reference agrees but for `SAME_LOWER`, where it pools
+/// `floor(I / stride)` windows instead of the operator's `ceil(I / stride)`.) wgpu computes with no
+/// 8-bit integers (lavapipe), so it gets the same values as i32.
+#[test]
+fn pools_with_indices_burn_onnx_lacks_match_onnx_runtime() {
+    fn check<const R: usize, K: burn::tensor::kind::Basic>(
+        case: &str,
+        (y, indices): (Tensor<R, K>, Tensor<R, Int>),
+        device: &str,
+    ) {
+        let context = format!("{case} on {device}");
+        let expected = |i| data(&model_file(case, &format!("onnxruntime/output_{i}")));
+        let y = y.into_data();
+        let y = if y.dtype().is_float() {
+            y
+        } else {
+            y.convert::<i64>()
+        };
+        assert_eq!(y, expected(0), "{context}");
+        assert_eq!(indices.dtype(), DType::I64, "{context}");
+        assert_eq!(indices.into_data(), expected(1), "{context}");
+    }
+    for (name, device) in devices() {
+        let input = |case| model_file(case, "inputs/input_0");
+        let case = "pool3d_storage_order_1";
+        let model = pool3d_storage_order_1::Model::from_embedded(&device);
+        check(case, model.forward(float(&input(case), &device)), name);
+        let case = "pool3d_same_lower";
+        let model = pool3d_same_lower::Model::from_embedded(&device);
+        check(case, model.forward(float(&input(case), &device)), name);
+        let small = |dtype| if name == "wgpu" { DType::I32 } else { dtype };
+        let case = "pool1d_int8";
+        let x = Tensor::<3, Int>::from_data(data(&input(case)), (&device, small(DType::I8)));
+        check(
+            case,
+            pool1d_int8::Model::from_embedded(&device).forward(x),
+            name,
+        );
+        let case = "pool2d_uint8_storage_order_1";
+        let x = Tensor::<4, Int>::from_data(data(&input(case)), (&device, small(DType::U8)));
+        check(
+            case,
+            pool2d_uint8::Model::from_embedded(&device).forward(x),
+            name,
+        );
+    }
+}
+
+/// Models exported from PyTorch with the usual custom symbolic (global indices from a
+/// `Range/Mul/Add` subgraph, `output_shape` from `Shape/Slice/Concat`; the 3-d pools through the
+/// hook) give ONNX Runtime's output on every device, up to the float rounding of the convolutions
+/// (summed in another order; a moved maximum would differ by far more).
+#[test]
+fn models_exported_from_pytorch_match_onnx_runtime() {
+    fn check<const R: usize>(case: &str, y: Tensor<R>, device: &str) {
+        let expected = data(&format!("models/torch/{case}/onnxruntime/output_0.pb"));
+        let tolerance = burn::tensor::Tolerance::<f32>::absolute(1e-4);
+        let y = y.into_data();
+        assert_eq!(y.shape(), expected.shape(), "{case} on {device}");
+        y.assert_approx_eq::<f32>(&expected, tolerance);
+    }
+    for (name, device) in devices() {
+        let input = |case: &str| format!("models/torch/{case}/inputs/input_0.pb");
+        let case = "segnet2d_odd";
+        let y = torch_segnet2d::Model::from_embedded(&device).forward(float(&input(case), &device));
+        check(case, y, name);
+        let case = "segnet3d_ceil";
+        let y = torch_segnet3d::Model::from_embedded(&device).forward(float(&input(case), &device));
+        check(case, y, name);
+        let case = "unpool1d_overlapping";
+        let y = torch_unpool1d::Model::from_embedded(&device).forward(float(&input(case), &device));
+        check(case, y, name);
     }
 }
 

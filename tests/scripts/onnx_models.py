@@ -224,6 +224,32 @@ def record(name, model, inputs):
                 write_tensor(case / peer / f"output_{i}.pb", array)
 
 
+def pool_case(shape, dtype, seed, **attributes):
+    """One MaxPool with its Indices output, X a graph input: the pools burn-onnx cannot import
+    (3-d, integer values), which burn-unpool-onnx's hook imports. Float values are a permutation
+    (no ties); integer ones are small, so ties decide (the first maximum in scan order)."""
+    rng = np.random.default_rng(seed)
+    numpy_type = helper.tensor_dtype_to_np_dtype(dtype)
+    if dtype == F32:
+        x = rng.permutation(np.prod(shape)).reshape(shape).astype(numpy_type)
+    else:
+        x = rng.integers(-4, 5, size=shape).astype(numpy_type)
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool", **attributes)
+
+    def model(outputs):
+        graph = helper.make_graph(
+            [node], "pool", [helper.make_tensor_value_info("x", dtype, list(shape))], outputs)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+
+    # The outputs' shapes, from ONNX Runtime, to declare them (the reference's SAME_LOWER output
+    # is floor(I / stride), not the ceil(I / stride) of the operator's definition).
+    untyped = model([helper.make_empty_tensor_value_info(n) for n in ("y", "i")])
+    y, _ = session(untyped).run(None, {"x": x})
+    typed = [helper.make_tensor_value_info("y", dtype, list(y.shape)),
+             helper.make_tensor_value_info("i", I64, list(y.shape))]
+    return model(typed), [x]
+
+
 def external_copy(name):
     """`<name>` saved as the dynamo exporter saves models: every initializer in one data file,
     `models/external/<name>.onnx.data`, beside `models/external/<name>.onnx`. Its inputs and outputs
@@ -282,6 +308,17 @@ def main():
     record("unpool3d_opset11", model, inputs)
     model, inputs = unpool_case(2, 22, [2, 2], [2, 2], [0, 0, 1, 0], seed=3, values=BF16)
     record("unpool2d_bf16_opset22", model, inputs)
+    record("pool3d_storage_order_1", *pool_case(
+        (2, 2, 5, 6, 7), F32, 4, kernel_shape=[2, 3, 2], strides=[2, 2, 1],
+        pads=[1, 0, 0, 0, 1, 1], dilations=[1, 1, 2], ceil_mode=1, storage_order=1))
+    record("pool3d_same_lower", *pool_case(
+        (1, 2, 5, 6, 7), F32, 5, kernel_shape=[3, 3, 3], strides=[2, 2, 2],
+        auto_pad="SAME_LOWER"))
+    record("pool1d_int8", *pool_case(
+        (2, 3, 11), TensorProto.INT8, 6, kernel_shape=[3], strides=[2], pads=[1, 1]))
+    record("pool2d_uint8_storage_order_1", *pool_case(
+        (1, 2, 5, 7), TensorProto.UINT8, 7, kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1,
+        storage_order=1))
     malformed()
     (ROOT / "VERSIONS.txt").write_text(
         f"onnx {onnx.__version__}\nonnxruntime {ort.__version__}\nnumpy {np.__version__}\n"

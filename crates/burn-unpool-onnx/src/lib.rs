@@ -52,7 +52,9 @@ mod rewrite;
 
 pub use burn_onnx;
 pub use hook::{MaxUnpoolOp, OutputShapeRule};
-pub use pool_hook::MaxPoolOp;
 pub use model_gen::{ModelGen, Report};
 pub use onnx_ir;
-pub use rewrite::{DOMAIN, MAX_POOL, NAME_ATTRIBUTE, OP_TYPE, rewrite_max_pool, rewrite_max_unpool};
+pub use pool_hook::MaxPoolOp;
+pub use rewrite::{
+    DOMAIN, MAX_POOL, NAME_ATTRIBUTE, OP_TYPE, rewrite_max_pool, rewrite_max_unpool,
+};

@@ -92,10 +92,9 @@ impl fmt::Display for NodeError {
             Self::NotATensor { node, input } => {
                 write!(f, "{node}: input {input} must be a tensor")
             }
-            Self::ValueDtype { node, dtype } => write!(
-                f,
-                "{node}: X must be a float tensor, got {dtype}"
-            ),
+            Self::ValueDtype { node, dtype } => {
+                write!(f, "{node}: X must be a float tensor, got {dtype}")
+            }
             Self::IndicesDtype { node, dtype } => write!(
                 f,
                 "{node}: indices I must be int64 (ONNX tensor(int64)), got {dtype}"
@@ -108,10 +107,9 @@ impl fmt::Display for NodeError {
                 f,
                 "{node}: X and I must have the same rank, got X rank {x} and I rank {indices}"
             ),
-            Self::MissingKernelShape { node } => write!(
-                f,
-                "{node}: the required attribute kernel_shape is missing"
-            ),
+            Self::MissingKernelShape { node } => {
+                write!(f, "{node}: the required attribute kernel_shape is missing")
+            }
             Self::Length {
                 node,
                 name,
@@ -140,10 +138,7 @@ impl fmt::Display for NodeError {
                 name,
                 rule,
                 values,
-            } => write!(
-                f,
-                "{node}: {name} entries must be {rule}, got {values:?}"
-            ),
+            } => write!(f, "{node}: {name} entries must be {rule}, got {values:?}"),
         }
     }
 }
@@ -269,7 +264,11 @@ impl UnpoolNode {
     }
 }
 
-pub(crate) fn tensor(arg: &Argument, node: &str, input: &'static str) -> Result<TensorType, NodeError> {
+pub(crate) fn tensor(
+    arg: &Argument,
+    node: &str,
+    input: &'static str,
+) -> Result<TensorType, NodeError> {
     match &arg.ty {
         ArgType::Tensor(tensor) => Ok(tensor.clone()),
         _ => Err(NodeError::NotATensor {

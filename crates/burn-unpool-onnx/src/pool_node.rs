@@ -22,10 +22,7 @@ pub(crate) struct PoolNode {
 impl PoolNode {
     /// Reads and checks `node`.
     pub fn read(node: &CustomNode) -> Result<Self, NodeError> {
-        let name = node
-            .attrs
-            .get_string(NAME_ATTRIBUTE)
-            .unwrap_or(&node.name);
+        let name = node.attrs.get_string(NAME_ATTRIBUTE).unwrap_or(&node.name);
         let label = format!("MaxPool node '{name}'");
         let invalid = |what: String| NodeError::Invalid {
             node: label.clone(),

@@ -94,7 +94,12 @@ type DeclaredTypes = BTreeMap<String, i32>;
 
 fn declared_types(graph: &GraphProto, outer: &DeclaredTypes) -> DeclaredTypes {
     let mut types = outer.clone();
-    for info in graph.input.iter().chain(&graph.output).chain(&graph.value_info) {
+    for info in graph
+        .input
+        .iter()
+        .chain(&graph.output)
+        .chain(&graph.value_info)
+    {
         let tensor = info.type_.tensor_type();
         if tensor.elem_type != 0 {
             types.insert(info.name.clone(), tensor.elem_type);
@@ -108,7 +113,10 @@ fn declared_types(graph: &GraphProto, outer: &DeclaredTypes) -> DeclaredTypes {
 
 /// Moves the default-domain nodes `select` picks (subgraphs included) to [`DOMAIN`], imported at
 /// the model's default-domain opset. Returns how many moved.
-fn move_nodes(model: &mut ModelProto, select: &dyn Fn(&NodeProto, &DeclaredTypes) -> bool) -> usize {
+fn move_nodes(
+    model: &mut ModelProto,
+    select: &dyn Fn(&NodeProto, &DeclaredTypes) -> bool,
+) -> usize {
     let Some(graph) = model.graph.as_mut() else {
         return 0;
     };
@@ -227,7 +235,11 @@ mod tests {
         let mut m = model(12, vec![pool.clone(), node("MaxPool", "")]);
         let mut input = onnx_ir::ValueInfoProto::new();
         input.name = "image".into();
-        input.type_.mut_or_insert_default().mut_tensor_type().elem_type = 2; // uint8
+        input
+            .type_
+            .mut_or_insert_default()
+            .mut_tensor_type()
+            .elem_type = 2; // uint8
         m.graph.mut_or_insert_default().input.push(input);
         assert_eq!(rewrite_max_pool(&mut m), 1);
         assert_eq!(m.graph.node[0].domain, DOMAIN);

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Exports small PyTorch encoder/decoders to `tests/data/onnx/models/torch/` as users export them,
+with their inputs and the outputs of ONNX Runtime (CPU, one thread) and PyTorch.
+
+PyTorch's stock ONNX exporter refuses `max_unpool{1,2,3}d` ("Exporting the operator
+'aten::max_unpool2d' to ONNX opset version N is not supported"), so users register a custom
+symbolic, as `unpool_symbolic` below does: PyTorch's per-plane indices become ONNX's global ones
+through a `Shape/Gather/Mul/Range/Reshape/Add` subgraph, and the output size becomes an
+`output_shape` computed by `Shape/Slice/Concat`. The pools export as PyTorch's exporter writes
+them: `MaxPool` with `Indices`, and a second 1x1 `MaxPool` whose indices turn the global ones
+per-plane. The 2-d model imports through burn-onnx's pools, the 3-d one through burn-unpool-onnx's.
+
+Usage: python tests/scripts/torch_export.py  (needs numpy, torch, onnx, onnxruntime)
+"""
+
+import pathlib
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+from onnx import numpy_helper
+from torch import nn
+from torch.onnx import register_custom_op_symbolic
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "data" / "onnx" / "models" / "torch"
+OPSET = 17
+
+
+def unpool_symbolic(g, x, indices, output_size, *_):
+    """`aten::max_unpool{1,2,3}d(x, indices, output_size)` as ONNX `MaxUnpool`."""
+    from torch.onnx import symbolic_helper as sh
+
+    output_size = sh._get_const(output_size, "is", "output_size")
+    x_size = sh._get_tensor_sizes(x)
+    dims = len(output_size)
+    # MaxUnpool needs a kernel; with an output_shape it only bounds the indices' plane, so take
+    # the pool's stride as it follows from the sizes (output_shape decides the placement).
+    kernel = [max(1, o // i) for o, i in zip(output_size, x_size[2:])]
+    shape = g.op("Shape", x)
+    batch_channels = g.op("Slice", shape, g.op("Constant", value_t=torch.tensor([0])),
+                          g.op("Constant", value_t=torch.tensor([2])))
+    # N * C as a scalar (burn-onnx takes ReduceProd of tensors only, not of a shape).
+    axis = lambda i: g.op("Gather", shape, g.op("Constant", value_t=torch.tensor(i)), axis_i=0)
+    planes = g.op("Mul", axis(0), axis(1))
+    plane_len = int(np.prod(output_size))
+    offsets = g.op("Mul", g.op("Range", g.op("Constant", value_t=torch.tensor(0)), planes,
+                               g.op("Constant", value_t=torch.tensor(1))),
+                   g.op("Constant", value_t=torch.tensor(plane_len)))
+    offsets_shape = g.op("Concat", batch_channels,
+                         g.op("Constant", value_t=torch.tensor([1] * dims)), axis_i=0)
+    global_indices = g.op("Add", indices, g.op("Reshape", offsets, offsets_shape))
+    output_shape = g.op("Concat", batch_channels,
+                        g.op("Constant", value_t=torch.tensor(output_size)), axis_i=0)
+    return g.op("MaxUnpool", x, global_indices, output_shape, kernel_shape_i=kernel,
+                strides_i=kernel)
+
+
+for d in (1, 2, 3):
+    register_custom_op_symbolic(f"aten::max_unpool{d}d", unpool_symbolic, OPSET)
+
+
+def sizes(t):
+    """The spatial size as Python ints: the trace records them as constants (the models are
+    exported for one input size)."""
+    return [int(s) for s in t.shape[2:]]
+
+
+class SegNet2d(nn.Module):
+    """Two encoder stages (a 2x2 pool, an overlapping 3/2/1 pool), mirrored by two unpools."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.enc2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.pool1 = nn.MaxPool2d(2, 2, return_indices=True)
+        self.pool2 = nn.MaxPool2d(3, 2, padding=1, return_indices=True)
+        self.unpool2 = nn.MaxUnpool2d(3, 2, padding=1)
+        self.unpool1 = nn.MaxUnpool2d(2, 2)
+        self.dec = nn.Conv2d(4, 2, 3, padding=1)
+
+    def forward(self, x):
+        e1 = torch.relu(self.enc1(x))
+        p1, i1 = self.pool1(e1)
+        e2 = torch.relu(self.enc2(p1))
+        p2, i2 = self.pool2(e2)
+        u2 = self.unpool2(p2, i2, output_size=sizes(e2))
+        u1 = self.unpool1(u2, i1, output_size=sizes(e1))
+        return self.dec(u1)
+
+
+class SegNet3d(nn.Module):
+    """A volume encoder/decoder: a ceil-mode 2x2x2 pool and its unpool."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv3d(1, 3, 3, padding=1)
+        self.pool = nn.MaxPool3d(2, 2, ceil_mode=True, return_indices=True)
+        self.unpool = nn.MaxUnpool3d(2, 2)
+        self.dec = nn.Conv3d(3, 1, 3, padding=1)
+
+    def forward(self, x):
+        e = torch.relu(self.enc(x))
+        p, i = self.pool(e)
+        return self.dec(self.unpool(p, i, output_size=sizes(e)))
+
+
+class Unpool1d(nn.Module):
+    """An overlapping 1-d pool (3/2/1) and its unpool."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool1d(3, 2, padding=1, return_indices=True)
+        self.unpool = nn.MaxUnpool1d(3, 2, padding=1)
+
+    def forward(self, x):
+        p, i = self.pool(x)
+        return self.unpool(p, i, output_size=sizes(x))
+
+
+def session(path):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def write_tensor(path, array):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(numpy_helper.from_array(array).SerializeToString())
+
+
+def export(name, model, shape, seed):
+    torch.manual_seed(seed)
+    for p in model.parameters():
+        nn.init.normal_(p, std=0.5)
+    model.eval()
+    x = torch.randn(shape)
+    path = ROOT / f"{name}.onnx"
+    torch.onnx.export(model, (x,), path, dynamo=False, opset_version=OPSET,
+                      input_names=["x"], output_names=["y"])
+    onnx.checker.check_model(onnx.load(path))
+    with torch.no_grad():
+        expected = model(x).numpy()
+    (y,) = session(path).run(None, {"x": x.numpy()})
+    assert np.allclose(y, expected, atol=1e-5), f"{name}: ONNX Runtime and PyTorch differ"
+    case = ROOT / name
+    shutil.rmtree(case, ignore_errors=True)
+    write_tensor(case / "inputs" / "input_0.pb", x.numpy())
+    write_tensor(case / "onnxruntime" / "output_0.pb", y)
+    write_tensor(case / "pytorch" / "output_0.pb", expected)
+    ops = sorted({n.op_type for n in onnx.load(path).graph.node})
+    print(f"{name}: {shape}, max |ORT - PyTorch| = {np.abs(y - expected).max():.2e}, ops {ops}")
+
+
+def main():
+    ROOT.mkdir(parents=True, exist_ok=True)
+    export("segnet2d_odd", SegNet2d(), (2, 3, 9, 11), 1)
+    export("segnet3d_ceil", SegNet3d(), (1, 1, 5, 6, 7), 2)
+    export("unpool1d_overlapping", Unpool1d(), (2, 3, 13), 3)
+    (ROOT / "VERSIONS.txt").write_text(
+        f"torch {torch.__version__}\nonnx {onnx.__version__}\nonnxruntime {ort.__version__}\n"
+        f"opset {OPSET}\n")
+
+
+if __name__ == "__main__":
+    main()
