@@ -22,7 +22,13 @@ const MODELS: [&str; 9] = [
     "pool2d_uint8_storage_order_1",
 ];
 
-const TORCH_MODELS: [&str; 3] = ["segnet2d_odd", "segnet3d_ceil", "unpool1d_overlapping"];
+const TORCH_MODELS: [&str; 5] = [
+    "segnet2d_odd",
+    "segnet3d_ceil",
+    "unpool1d_overlapping",
+    "segnet2d_dynamo",
+    "segnet3d_dynamo",
+];
 
 fn main() {
     let data = Path::new("data/onnx");

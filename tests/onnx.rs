@@ -117,6 +117,8 @@ generated!(pool2d_uint8, "onnxruntime/pool2d_uint8_storage_order_1.rs");
 generated!(torch_segnet2d, "torch/segnet2d_odd.rs");
 generated!(torch_segnet3d, "torch/segnet3d_ceil.rs");
 generated!(torch_unpool1d, "torch/unpool1d_overlapping.rs");
+generated!(dynamo_segnet2d, "torch/segnet2d_dynamo.rs");
+generated!(dynamo_segnet3d, "torch/segnet3d_dynamo.rs");
 
 /// A recorded tensor, decoded from its `.pb` file by `build.rs`.
 #[derive(Deserialize)]
@@ -370,6 +372,16 @@ fn models_exported_from_pytorch_match_onnx_runtime() {
         check(case, y, name);
         let case = "unpool1d_overlapping";
         let y = torch_unpool1d::Model::from_embedded(&device).forward(float(&input(case), &device));
+        check(case, y, name);
+        // The dynamo exporter (weights in a .onnx.data file) writes the unpooling as ScatterND,
+        // which burn-onnx imports; its 3-d pool comes through the hook.
+        let case = "segnet2d_dynamo";
+        let y =
+            dynamo_segnet2d::Model::from_embedded(&device).forward(float(&input(case), &device));
+        check(case, y, name);
+        let case = "segnet3d_dynamo";
+        let y =
+            dynamo_segnet3d::Model::from_embedded(&device).forward(float(&input(case), &device));
         check(case, y, name);
     }
 }

@@ -10,7 +10,7 @@ through a `Shape/Gather/Mul/Range/Reshape/Add` subgraph, and the output size bec
 them: `MaxPool` with `Indices`, and a second 1x1 `MaxPool` whose indices turn the global ones
 per-plane. The 2-d model imports through burn-onnx's pools, the 3-d one through burn-unpool-onnx's.
 
-Usage: python tests/scripts/torch_export.py  (needs numpy, torch, onnx, onnxruntime)
+Usage: python tests/scripts/torch_export.py  (needs numpy, torch, onnx, onnxruntime, onnxscript)
 """
 
 import pathlib
@@ -130,16 +130,22 @@ def write_tensor(path, array):
     path.write_bytes(numpy_helper.from_array(array).SerializeToString())
 
 
-def export(name, model, shape, seed):
+def export(name, model, shape, seed, dynamo=False):
     torch.manual_seed(seed)
     for p in model.parameters():
         nn.init.normal_(p, std=0.5)
     model.eval()
     x = torch.randn(shape)
     path = ROOT / f"{name}.onnx"
-    torch.onnx.export(model, (x,), path, dynamo=False, opset_version=OPSET,
-                      input_names=["x"], output_names=["y"])
-    onnx.checker.check_model(onnx.load(path))
+    if dynamo:
+        # As the dynamo exporter saves by default: weights in `<name>.onnx.data` beside it.
+        path.with_suffix(".onnx.data").unlink(missing_ok=True)
+        torch.onnx.export(model, (x,), path, dynamo=True, opset_version=18,
+                          input_names=["x"], output_names=["y"], external_data=True)
+    else:
+        torch.onnx.export(model, (x,), path, dynamo=False, opset_version=OPSET,
+                          input_names=["x"], output_names=["y"])
+    onnx.checker.check_model(str(path))
     with torch.no_grad():
         expected = model(x).numpy()
     (y,) = session(path).run(None, {"x": x.numpy()})
@@ -149,7 +155,7 @@ def export(name, model, shape, seed):
     write_tensor(case / "inputs" / "input_0.pb", x.numpy())
     write_tensor(case / "onnxruntime" / "output_0.pb", y)
     write_tensor(case / "pytorch" / "output_0.pb", expected)
-    ops = sorted({n.op_type for n in onnx.load(path).graph.node})
+    ops = sorted({n.op_type for n in onnx.load(path, load_external_data=False).graph.node})
     print(f"{name}: {shape}, max |ORT - PyTorch| = {np.abs(y - expected).max():.2e}, ops {ops}")
 
 
@@ -158,6 +164,9 @@ def main():
     export("segnet2d_odd", SegNet2d(), (2, 3, 9, 11), 1)
     export("segnet3d_ceil", SegNet3d(), (1, 1, 5, 6, 7), 2)
     export("unpool1d_overlapping", Unpool1d(), (2, 3, 13), 3)
+    # The dynamo exporter needs no symbolic: it decomposes max_unpool into ScatterND.
+    export("segnet2d_dynamo", SegNet2d(), (2, 3, 9, 11), 1, dynamo=True)
+    export("segnet3d_dynamo", SegNet3d(), (1, 1, 5, 6, 7), 2, dynamo=True)
     (ROOT / "VERSIONS.txt").write_text(
         f"torch {torch.__version__}\nonnx {onnx.__version__}\nonnxruntime {ort.__version__}\n"
         f"opset {OPSET}\n")
