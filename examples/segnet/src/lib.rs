@@ -25,6 +25,7 @@ pub mod data;
 pub mod device;
 pub mod experiment;
 pub mod model;
+pub mod plot;
 pub mod render;
 pub mod run;
 pub mod training;

@@ -101,6 +101,11 @@ struct TrainArgs {
     /// Prediction images to write after training.
     #[arg(long, default_value_t = 8)]
     predictions: usize,
+    /// Train one model on several devices (comma-separated, e.g. `flex,ndarray` or `wgpu,cpu`)
+    /// with burn-train's multi-device strategy: each step splits its batches over the devices and
+    /// sums their gradients on the first, which also holds the model, validates and predicts.
+    #[arg(long, value_enum, value_delimiter = ',', num_args = 1.., conflicts_with = "device")]
+    devices: Vec<DeviceChoice>,
 }
 
 #[derive(Args)]
@@ -227,7 +232,14 @@ fn execute(command: Command) -> run::Result<()> {
     match command {
         Command::Train(args) => {
             let artifacts = Artifacts::new(&args.common.artifacts);
-            let device = args.common.device.device()?;
+            let devices = match args.devices.as_slice() {
+                [] => vec![args.common.device.device()?],
+                choices => choices
+                    .iter()
+                    .map(|choice| choice.device())
+                    .collect::<Result<Vec<_>, _>>()?,
+            };
+            let device = devices[0].clone();
             let config = match args.resume && artifacts.config().is_file() {
                 true => {
                     let mut saved = ExperimentConfig::load(artifacts.config())?;
@@ -236,7 +248,7 @@ fn execute(command: Command) -> run::Result<()> {
                 }
                 false => args.config(),
             };
-            let net = run::train(&config, &artifacts, &device, args.resume)?;
+            let net = run::train(&config, &artifacts, &devices, args.resume)?;
             let classes = config.data.classes();
             let test = config.data.split(Split::Test)?;
             let matrix = run::evaluate(&net, &test, classes.len(), config.batch_size, &device)?;

@@ -98,7 +98,7 @@ pub fn sheet(panels: &[RgbImage], classes: &[ClassInfo]) -> RgbImage {
 }
 
 /// Writes `text` in an 8x8 bitmap font with its top-left corner at `(x, y)`; clipped at the edges.
-fn draw_text(image: &mut RgbImage, text: &str, x: u32, y: u32, color: Rgb<u8>) {
+pub(crate) fn draw_text(image: &mut RgbImage, text: &str, x: u32, y: u32, color: Rgb<u8>) {
     for (i, ch) in text.chars().enumerate() {
         let Some(glyph) = BASIC_FONTS.get(ch) else {
             continue;

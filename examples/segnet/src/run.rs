@@ -11,7 +11,9 @@ use burn::optim::AdamConfig;
 use burn::optim::lr_scheduler::cosine::CosineAnnealingLrSchedulerConfig;
 use burn::tensor::{Device, Tensor, TensorData};
 use burn::train::metric::LossMetric;
-use burn::train::{Learner, SupervisedTraining};
+use burn::train::{
+    ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining, TrainingStrategy,
+};
 use image::{GrayImage, RgbImage};
 
 use crate::data::{
@@ -27,14 +29,18 @@ use crate::training::{
 /// Boxed errors: every failure here ends the command with its message.
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
-/// Trains `config` on `device`, saving the config, per-epoch checkpoints and the final weights
+/// Trains `config` on `devices`, saving the config, per-epoch checkpoints and the final weights
 /// under `artifacts`. With `resume`, continues from the last complete checkpoint there.
+///
+/// With several devices, burn-train's multi-device strategy runs each step's batches on them in
+/// parallel and sums the gradients on the first device, which holds the model and validates.
 pub fn train(
     config: &ExperimentConfig,
     artifacts: &Artifacts,
-    device: &Device,
+    devices: &[Device],
     resume: bool,
 ) -> Result<SegNet> {
+    let device = devices.first().ok_or("train: no device given")?;
     std::fs::create_dir_all(artifacts.dir())?;
     config.save(artifacts.config())?;
     device.seed(config.seed);
@@ -109,6 +115,17 @@ pub fn train(
         .with_default_checkpointers()
         .renderer(Box::new(EpochRenderer::default()))
         .num_epochs(config.epochs);
+    if devices.len() > 1 {
+        let names: Vec<String> = devices.iter().map(|d| format!("{d:?}")).collect();
+        println!(
+            "training on {} devices (burn-train multi-device, gradients summed on the first): {}",
+            devices.len(),
+            names.join(", ")
+        );
+        training = training.with_training_strategy(TrainingStrategy::Default(
+            ExecutionStrategy::multi(devices.to_vec(), MultiDeviceOptim::OptimMainDevice),
+        ));
+    }
     if resume {
         match artifacts.last_checkpoint() {
             Some(epoch) if epoch >= config.epochs => {
@@ -135,6 +152,12 @@ pub fn train(
     let net = result.model.net;
     net.clone().save_file(artifacts.model())?;
     println!("saved {}", artifacts.model().display());
+    let plot = artifacts.dir().join("training.png");
+    crate::plot::draw(&crate::plot::history(artifacts.dir(), config.epochs), &plot)?;
+    println!(
+        "wrote {} (loss, pixel accuracy and mean IoU per epoch)",
+        plot.display()
+    );
     Ok(net)
 }
 

@@ -116,3 +116,62 @@ fn errors_name_the_problem() {
         .to_string();
     assert!(lonely.contains("no label map for lonely.png"), "{lonely}");
 }
+
+/// A CamVid-layout folder as the SegNet tutorial ships it (`train/`, `trainannot/`, `val/`, ...),
+/// with grey and palette labels, runs end to end: the paper's median-frequency weights come out
+/// as worked by hand, and a run trains, plots and evaluates on it, as a user pointing `--camvid`
+/// at the real set would.
+#[test]
+fn a_camvid_folder_trains_with_median_frequency_weights() {
+    use segnet::data::{Split, class_frequencies, median_frequency_weights};
+    use segnet::experiment::{Artifacts, ClassWeighting, DataConfig, ExperimentConfig};
+    use segnet::model::{Architecture, SegNetConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("CamVid");
+    // a: 6 pixels of class 0 (sky), 2 of class 1 (building), as grey labels.
+    let a = GrayImage::from_fn(4, 2, |x, y| Luma([u8::from(y == 1 && x >= 2)]));
+    // b: 4 pixels of class 0 and 4 of class 2 (pole), in the palette.
+    let b = RgbImage::from_fn(4, 2, |x, _| {
+        Rgb(CAMVID_CLASSES[if x < 2 { 0 } else { 2 }].color)
+    });
+    for split in ["train", "val", "test"] {
+        write_pair(&root, split, "a.png", &gradient(4, 2), &a.clone().into());
+        write_pair(&root, split, "b.png", &gradient(4, 2), &b.clone().into());
+    }
+    let data = DataConfig::new().with_camvid(Some(root.clone()));
+    let train = data.split(Split::Train).unwrap();
+    let items: Vec<_> = (0..train.len()).map(|i| train.get(i).unwrap()).collect();
+    let frequencies = class_frequencies(&items, CAMVID_CLASSES.len());
+    // freq(c) = pixels of c / pixels of the images holding c: 10/16, 2/8, 4/8; the rest absent.
+    assert_eq!(&frequencies[..3], &[0.625, 0.25, 0.5]);
+    assert!(frequencies[3..].iter().all(|&f| f == 0.0));
+    // Median of the present ones: 0.5; weight = median / freq, 0 for absent classes.
+    let weights = median_frequency_weights(&frequencies);
+    assert_eq!(&weights[..3], &[0.8, 2.0, 1.0]);
+    assert!(weights[3..].iter().all(|&w| w == 0.0));
+    assert_eq!(
+        ClassWeighting::Auto.resolve(&data),
+        ClassWeighting::MedianFrequency
+    );
+
+    let model = SegNetConfig::new(CAMVID_CLASSES.len())
+        .with_architecture(Architecture::SegNetBasic)
+        .with_width(4);
+    let config = ExperimentConfig::new(model, data)
+        .with_epochs(2)
+        .with_batch_size(2)
+        .with_workers(0);
+    let artifacts = Artifacts::new(dir.path().join("run"));
+    let device = burn::tensor::Device::flex();
+    let net =
+        segnet::run::train(&config, &artifacts, std::slice::from_ref(&device), false).unwrap();
+    assert!(artifacts.dir().join("training.png").is_file());
+    let test = config.data.split(Split::Test).unwrap();
+    let matrix = segnet::run::evaluate(&net, &test, CAMVID_CLASSES.len(), 2, &device).unwrap();
+    assert_eq!(
+        matrix.total(),
+        16,
+        "every labelled test pixel is counted once"
+    );
+}

@@ -68,4 +68,12 @@ fn conflicting_options_are_refused() {
     );
     refused(&["train", "--resize", "480", "360"], &["--camvid"]);
     refused(&["eval", "--width", "8"], &["--width"]);
+    refused(
+        &["train", "--devices", "flex,ndarray", "--device", "ndarray"],
+        &["--devices", "cannot be used with", "--device"],
+    );
+    refused(
+        &["train", "--devices", "flex,tpu"],
+        &["invalid value 'tpu'"],
+    );
 }

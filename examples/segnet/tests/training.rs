@@ -3,7 +3,7 @@
 
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
-use burn::module::Module;
+use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::AdamConfig;
 use burn::tensor::{Device, Distribution, Tensor};
 use burn::train::Learner;
@@ -65,13 +65,31 @@ fn training_checkpoints_resumes_and_the_saved_model_reloads() {
     let artifacts = Artifacts::new(dir.path());
     let device = Device::flex();
 
-    let first = run::train(&tiny_config(), &artifacts, &device, false).unwrap();
+    let first = run::train(
+        &tiny_config(),
+        &artifacts,
+        std::slice::from_ref(&device),
+        false,
+    )
+    .unwrap();
     assert_eq!(artifacts.last_checkpoint(), Some(1));
 
     // Resume for a second epoch from the first one's checkpoint.
-    let second = run::train(&tiny_config().with_epochs(2), &artifacts, &device, true).unwrap();
+    let second = run::train(
+        &tiny_config().with_epochs(2),
+        &artifacts,
+        std::slice::from_ref(&device),
+        true,
+    )
+    .unwrap();
     assert_eq!(artifacts.last_checkpoint(), Some(2));
-    let done = run::train(&tiny_config().with_epochs(2), &artifacts, &device, true).unwrap_err();
+    let done = run::train(
+        &tiny_config().with_epochs(2),
+        &artifacts,
+        std::slice::from_ref(&device),
+        true,
+    )
+    .unwrap_err();
     assert!(done.to_string().contains("nothing to resume"), "{done}");
 
     // The saved weights reload into a freshly initialised network and predict identically.
@@ -112,4 +130,71 @@ fn training_checkpoints_resumes_and_the_saved_model_reloads() {
         overview.height() > 3 * row.height(),
         "four rows and a legend"
     );
+}
+
+/// burn-train's multi-device strategy on two CPU devices (Flex and NdArray; Burn has one device of
+/// each CPU backend): the loss goes down, and the model it returns is the one the main device
+/// holds, equal on both devices after a transfer.
+#[test]
+#[allow(deprecated)] // Device::ndarray: deprecated in Burn 0.22, still shipped
+fn training_on_two_devices_lowers_the_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = Artifacts::new(dir.path());
+    let devices = [Device::flex(), Device::ndarray()];
+    let config = tiny_config().with_epochs(3).with_batch_size(4);
+    let net = run::train(&config, &artifacts, &devices, false).unwrap();
+    let log = |split: &str, epoch: usize| -> f64 {
+        let path = dir
+            .path()
+            .join(split)
+            .join(format!("epoch-{epoch}"))
+            .join("Loss.log");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        let values: Vec<f64> = text
+            .lines()
+            .filter_map(|line| line.split(',').next()?.trim().parse().ok())
+            .collect();
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    let (first, last) = (log("train", 1), log("train", 3));
+    println!("mean training loss: epoch 1 {first:.4}, epoch 3 {last:.4}");
+    assert!(
+        last < first,
+        "mean training loss went from {first} to {last}"
+    );
+
+    // The picture of the run: three panels (loss, pixel accuracy, mean IoU), train and valid.
+    let plot = image::open(dir.path().join("training.png")).unwrap();
+    assert_eq!((plot.width(), plot.height()), (1080, 280));
+    let history = segnet::plot::history(dir.path(), 3);
+    assert_eq!(history.len(), 6);
+    assert!(
+        history.iter().all(|s| s.values.iter().all(Option::is_some)),
+        "{history:?}"
+    );
+    std::fs::copy(
+        dir.path().join("training.png"),
+        std::env::temp_dir().join("segnet-training.png"),
+    )
+    .ok();
+
+    // The replicas agree: the trained weights, on either device, are the same numbers.
+    let weights = |device: &Device| {
+        let mut visitor = Weights(Vec::new());
+        net.clone().fork(device).visit(&mut visitor);
+        visitor.0
+    };
+    let (main, other) = (weights(&devices[0]), weights(&devices[1]));
+    assert!(!main.is_empty());
+    assert_eq!(main, other);
+}
+
+/// Every float parameter's values, in visiting order.
+struct Weights(Vec<Vec<f32>>);
+
+impl ModuleVisitor for Weights {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let data = param.val().into_data().convert::<f32>();
+        self.0.push(data.try_to_vec::<f32>().expect("f32 weights"));
+    }
 }
