@@ -4,9 +4,8 @@ use burn::config::Config;
 use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
 use burn::nn::PaddingConfig3d;
 use burn::tensor::Tensor;
-use burn::tensor::ops::MaxPoolOptions;
 
-use super::padding::PaddingPairs;
+use super::pool_with_indices::PoolFields;
 use crate::{PoolIndices, max_pool3d_with_indices};
 
 /// Configuration to create a [3-d max pooling](MaxPool3d) layer using the
@@ -105,18 +104,15 @@ impl MaxPool3d {
         self.pool(input).0
     }
 
-    /// The pool's options for an input of this shape (`Same` padding depends on it).
+    /// The pooled tensor and its indices.
     pub(crate) fn pool(&self, input: Tensor<5>) -> (Tensor<5>, PoolIndices<5>) {
         let [_, _, depth, height, width] = input.dims();
-        let padding = self
-            .padding
-            .pairs(self.kernel_size, self.stride, Some([depth, height, width]))
-            .expect("known for a given input size");
-        let options = MaxPoolOptions::new(self.kernel_size)
-            .with_stride(self.stride)
-            .with_padding_pairs(padding)
-            .with_dilation(self.dilation)
-            .with_ceil_mode(self.ceil_mode);
-        max_pool3d_with_indices(input, options)
+        let pool = PoolFields {
+            kernel: self.kernel_size,
+            stride: self.stride,
+            dilation: self.dilation,
+            ceil_mode: self.ceil_mode,
+        };
+        max_pool3d_with_indices(input, pool.options(&self.padding, [depth, height, width]))
     }
 }

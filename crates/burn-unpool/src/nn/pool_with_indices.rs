@@ -18,32 +18,48 @@ pub trait MaxPoolWithIndices<const R: usize> {
 impl MaxPoolWithIndices<3> for MaxPool1d {
     fn forward_with_indices(&self, input: Tensor<3>) -> (Tensor<3>, PoolIndices<3>) {
         let [_, _, length] = input.dims();
-        let padding = self
-            .padding
-            .pairs([self.kernel_size], [self.stride], Some([length]))
-            .expect("known for a given input size");
-        let options = MaxPoolOptions::new([self.kernel_size])
-            .with_stride([self.stride])
-            .with_padding_pairs(padding)
-            .with_dilation([self.dilation])
-            .with_ceil_mode(self.ceil_mode);
-        max_pool1d_with_indices(input, options)
+        let pool = PoolFields {
+            kernel: [self.kernel_size],
+            stride: [self.stride],
+            dilation: [self.dilation],
+            ceil_mode: self.ceil_mode,
+        };
+        max_pool1d_with_indices(input, pool.options(&self.padding, [length]))
     }
 }
 
 impl MaxPoolWithIndices<4> for MaxPool2d {
     fn forward_with_indices(&self, input: Tensor<4>) -> (Tensor<4>, PoolIndices<4>) {
         let [_, _, height, width] = input.dims();
-        let padding = self
-            .padding
-            .pairs(self.kernel_size, self.stride, Some([height, width]))
+        let pool = PoolFields {
+            kernel: self.kernel_size,
+            stride: self.stride,
+            dilation: self.dilation,
+            ceil_mode: self.ceil_mode,
+        };
+        max_pool2d_with_indices(input, pool.options(&self.padding, [height, width]))
+    }
+}
+
+/// The fields every max pool module has, for the options of one input size.
+pub(super) struct PoolFields<const D: usize> {
+    pub kernel: [usize; D],
+    pub stride: [usize; D],
+    pub dilation: [usize; D],
+    pub ceil_mode: bool,
+}
+
+impl<const D: usize> PoolFields<D> {
+    /// The options for an input of spatial size `input` (`Same` padding depends on it).
+    pub fn options(&self, padding: &impl PaddingPairs<D>, input: [usize; D]) -> MaxPoolOptions<D> {
+        let padding = padding
+            .pairs(self.kernel, self.stride, Some(input))
             .expect("known for a given input size");
-        let options = MaxPoolOptions::new(self.kernel_size)
+        MaxPoolOptions::new(self.kernel)
             .with_stride(self.stride)
             .with_padding_pairs(padding)
             .with_dilation(self.dilation)
-            .with_ceil_mode(self.ceil_mode);
-        max_pool2d_with_indices(input, options)
+            .with_ceil_mode(self.ceil_mode)
     }
 }
 
