@@ -10,12 +10,16 @@ use burn_unpool_onnx::onnx_ir::{Message, TensorData, TensorDataExt, TensorProto}
 use burn_unpool_onnx::{ModelGen, OutputShapeRule};
 use serde_json::{Value, json};
 
-const MODELS: [&str; 9] = [
+const MODELS: [&str; 5] = [
     "segnet_odd",
     "segnet_even",
     "unpool1d_opset9",
     "unpool3d_opset11",
     "unpool2d_bf16_opset22",
+];
+/// Single MaxPool nodes: no MaxUnpool, so no rule to choose; generated once, beside ONNX
+/// Runtime's rule.
+const POOL_MODELS: [&str; 4] = [
     "pool3d_storage_order_1",
     "pool3d_same_lower",
     "pool1d_int8",
@@ -35,47 +39,69 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("onnx");
     println!("cargo:rerun-if-changed={}", data.display());
     let mut notes = BTreeMap::new();
-    for test in node_tests(&data.join("node")) {
-        let test = test.as_str();
-        // The official tests' expected values follow the ONNX reference.
+    // Generates `input`'s code into `out/dir` under `rule`, keeping its build notes by `key`.
+    let mut generate = |key: String, input: PathBuf, dir: PathBuf, rule| {
         let report = ModelGen::new()
-            .input(data.join("node").join(test).join("model.onnx"))
-            .output_shape_rule(OutputShapeRule::Reference)
-            .out_dir(out.join("node").join(test))
+            .input(input)
+            .out_dir(out.join(dir))
+            .output_shape_rule(rule)
             .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
             .run_from_cli();
-        notes.insert(format!("node/{test}"), report.notes);
+        notes.insert(key, report.notes);
+    };
+    let model = |dir: &str, name: &str| data.join(dir).join(format!("{name}.onnx"));
+    let default_rule = OutputShapeRule::default();
+    for test in node_tests(&data.join("node")) {
+        // The official tests' expected values follow the ONNX reference.
+        let input = data.join("node").join(&test).join("model.onnx");
+        let dir = Path::new("node").join(&test);
+        generate(
+            format!("node/{test}"),
+            input,
+            dir,
+            OutputShapeRule::Reference,
+        );
     }
     for (rule, dir) in [
         (OutputShapeRule::Reference, "reference"),
         (OutputShapeRule::IndicesInOutputShape, "onnxruntime"),
     ] {
-        for model in MODELS {
-            let report = ModelGen::new()
-                .input(data.join("models").join(format!("{model}.onnx")))
-                .out_dir(out.join(dir))
-                .output_shape_rule(rule)
-                .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
-                .run_from_cli();
-            notes.insert(format!("{dir}/{model}"), report.notes);
+        for name in MODELS {
+            generate(
+                format!("{dir}/{name}"),
+                model("models", name),
+                dir.into(),
+                rule,
+            );
         }
     }
+    for name in POOL_MODELS {
+        let key = format!("onnxruntime/{name}");
+        generate(
+            key,
+            model("models", name),
+            "onnxruntime".into(),
+            default_rule,
+        );
+    }
     // Exported from PyTorch with the usual custom MaxUnpool symbolic, under the default rule.
-    for model in TORCH_MODELS {
-        let report = ModelGen::new()
-            .input(data.join("models/torch").join(format!("{model}.onnx")))
-            .out_dir(out.join("torch"))
-            .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
-            .run_from_cli();
-        notes.insert(format!("torch/{model}"), report.notes);
+    for name in TORCH_MODELS {
+        let key = format!("torch/{name}");
+        generate(
+            key,
+            model("models/torch", name),
+            "torch".into(),
+            default_rule,
+        );
     }
     // Weights in a file beside the model, as PyTorch's dynamo exporter writes them.
-    let report = ModelGen::new()
-        .input(data.join("models/external/segnet_even.onnx"))
-        .out_dir(out.join("external"))
-        .load_strategy(burn_unpool_onnx::burn_onnx::LoadStrategy::Embedded)
-        .run_from_cli();
-    notes.insert("external/segnet_even".to_string(), report.notes);
+    let key = "external/segnet_even".to_string();
+    generate(
+        key,
+        model("models/external", "segnet_even"),
+        "external".into(),
+        default_rule,
+    );
     write(&out.join("notes.json"), &json!(notes));
     write(&out.join("tensors.json"), &tensors(data));
 }

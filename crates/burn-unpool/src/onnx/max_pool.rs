@@ -7,6 +7,7 @@ use burn_unpool_shape::{AutoPad, onnx_pads_to_pairs};
 use super::per_plane_to_global;
 use crate::UnpoolKind;
 use crate::error::or_panic_with;
+use crate::options::PoolGeometry;
 use crate::pool::windows::{IndexOrder, PoolSpec, max_pool};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
@@ -97,16 +98,17 @@ impl MaxPoolAttributes {
             self.kernel_shape,
             input.len()
         );
-        let per_axis = |name, values: &Option<Vec<usize>>, len: usize| match values {
+        // An absent attribute takes ONNX's default for every entry.
+        let per_axis = |name, values: &Option<Vec<usize>>, len: usize, default| match values {
             Some(v) if v.len() != len => {
                 panic!("MaxPool: {name} must have {len} entries, got {v:?}")
             }
             Some(v) => v.clone(),
-            None => vec![usize::from(name != "pads"); len],
+            None => vec![default; len],
         };
-        let stride = per_axis("strides", &self.strides, dims);
-        let dilation = per_axis("dilations", &self.dilations, dims);
-        let pads = per_axis("pads", &self.pads, 2 * dims);
+        let stride = per_axis("strides", &self.strides, dims, 1);
+        let dilation = per_axis("dilations", &self.dilations, dims, 1);
+        let pads = per_axis("pads", &self.pads, 2 * dims, 0);
         assert!(
             matches!(self.storage_order, 0 | 1),
             "MaxPool: storage_order must be 0 or 1, got {}",
@@ -123,10 +125,12 @@ impl MaxPoolAttributes {
                 .collect(),
         };
         PoolSpec {
-            kernel_size: self.kernel_shape.clone(),
-            stride,
-            padding,
-            dilation,
+            geometry: PoolGeometry {
+                kernel_size: self.kernel_shape.clone(),
+                stride,
+                padding,
+                dilation,
+            },
             ceil_mode: self.ceil_mode,
         }
     }

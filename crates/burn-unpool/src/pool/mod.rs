@@ -79,17 +79,13 @@ pub fn max_pool3d_with_indices(
 ) -> (Tensor<5>, PoolIndices<5>) {
     let input_size = x.dims()[2..].to_vec();
     let spec = PoolSpec {
-        kernel_size: options.kernel_size.to_vec(),
-        stride: options.stride.to_vec(),
-        padding: options.padding.to_vec(),
-        dilation: options.dilation.to_vec(),
+        geometry: MaxUnpoolOptions::from_pool(&options).geometry(),
         ceil_mode: options.ceil_mode,
     };
     let (pooled, indices) = or_panic_with(windows::max_pool(x, &spec, IndexOrder::RowMajor));
-    let pool = MaxUnpoolOptions::from_pool(&options).geometry();
     let indices = PoolIndices {
         indices,
-        pool,
+        pool: spec.geometry,
         input_size,
     };
     (pooled, indices)

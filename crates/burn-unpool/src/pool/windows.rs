@@ -11,14 +11,12 @@ use burn_unpool_shape::pool_output_size;
 
 use super::error::PoolError;
 use crate::UnpoolKind;
+use crate::options::PoolGeometry;
 
-/// The pool: one entry per spatial axis.
+/// The pool: its geometry (the one its indices carry), and how it rounds its output size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PoolSpec {
-    pub kernel_size: Vec<usize>,
-    pub stride: Vec<usize>,
-    pub padding: Vec<(usize, usize)>,
-    pub dilation: Vec<usize>,
+    pub geometry: PoolGeometry,
     pub ceil_mode: bool,
 }
 
@@ -43,8 +41,9 @@ pub(crate) struct Windows {
     /// first position inside the input instead: a value already in the window cannot change its
     /// maximum, and this works for integers, which have no `-inf`.
     pub sources: Vec<i64>,
-    /// The position each offset reports in the requested [`IndexOrder`].
-    pub labels: Vec<i64>,
+    /// The column-major position each offset reports, for [`IndexOrder::ColumnMajor`]; row-major
+    /// ones are the `sources`.
+    pub column_major: Option<Vec<i64>>,
     /// `window - offset` for offsets inside the input, 0 in the padding: among the positions equal
     /// to the maximum, the largest weight is the first in scan order, as PyTorch picks.
     pub first: Vec<i64>,
@@ -61,9 +60,9 @@ impl Windows {
     pub fn new(pool: &PoolSpec, input: &[usize], order: IndexOrder) -> Result<Self, PoolError> {
         let dims = input.len();
         for (name, values) in [
-            ("kernel_size", &pool.kernel_size),
-            ("stride", &pool.stride),
-            ("dilation", &pool.dilation),
+            ("kernel_size", &pool.geometry.kernel_size),
+            ("stride", &pool.geometry.stride),
+            ("dilation", &pool.geometry.dilation),
         ] {
             if values.len() != dims {
                 return Err(PoolError::Length {
@@ -79,10 +78,15 @@ impl Windows {
                 });
             }
         }
-        if pool.padding.len() != dims {
+        if pool.geometry.padding.len() != dims {
             return Err(PoolError::Length {
                 name: "padding",
-                values: pool.padding.iter().flat_map(|&(b, e)| [b, e]).collect(),
+                values: pool
+                    .geometry
+                    .padding
+                    .iter()
+                    .flat_map(|&(b, e)| [b, e])
+                    .collect(),
                 dims,
             });
         }
@@ -90,23 +94,26 @@ impl Windows {
             .map(|axis| AxisWindows::new(pool, input, axis))
             .collect::<Result<Vec<_>, _>>()?;
         let output: Vec<usize> = axes.iter().map(|a| a.outputs).collect();
-        let cells = checked_product(&output, pool, input)?;
-        let window = checked_product(&pool.kernel_size, pool, input)?;
-        let len = cells
-            .checked_mul(window)
+        let kernel = &pool.geometry.kernel_size;
+        let len = output
+            .iter()
+            .chain(kernel)
+            .try_fold(1usize, |len, &n| len.checked_mul(n))
             .filter(|&len| len <= isize::MAX as usize / 32)
             .ok_or_else(|| PoolError::TooManyWindows {
                 output: output.clone(),
-                kernel: pool.kernel_size.clone(),
+                kernel: kernel.clone(),
             })?;
+        // Neither factor overflows: their product did not.
+        let (cells, window): (usize, usize) = (output.iter().product(), kernel.iter().product());
 
         let row_strides = strides(input, IndexOrder::RowMajor);
-        let label_strides = strides(input, order);
+        let column_strides = strides(input, IndexOrder::ColumnMajor);
         let mut windows = Self {
             output,
             window,
             sources: Vec::with_capacity(len),
-            labels: Vec::with_capacity(len),
+            column_major: (order == IndexOrder::ColumnMajor).then(|| Vec::with_capacity(len)),
             first: Vec::with_capacity(len),
             last: Vec::with_capacity(len),
         };
@@ -114,11 +121,11 @@ impl Windows {
         for _ in 0..cells {
             let mut offset = vec![0; dims];
             for k in 0..window {
-                let (mut source, mut label, mut inside) = (0, 0, true);
+                let (mut source, mut column, mut inside) = (0, 0, true);
                 for (a, axis) in axes.iter().enumerate() {
                     let (position, axis_inside) = axis.position(cell[a], offset[a]);
                     source += position * row_strides[a];
-                    label += position * label_strides[a];
+                    column += position * column_strides[a];
                     inside &= axis_inside;
                 }
                 let (first, last) = if inside {
@@ -127,10 +134,12 @@ impl Windows {
                     (0, 0)
                 };
                 windows.sources.push(source as i64);
-                windows.labels.push(label as i64);
+                if let Some(labels) = windows.column_major.as_mut() {
+                    labels.push(column as i64);
+                }
                 windows.first.push(first);
                 windows.last.push(last);
-                advance(&mut offset, &pool.kernel_size);
+                advance(&mut offset, &pool.geometry.kernel_size);
             }
             advance(&mut cell, &windows.output);
         }
@@ -157,16 +166,16 @@ impl AxisWindows {
         let windows = Self {
             outputs: 0,
             input: input[axis],
-            stride: pool.stride[axis],
-            dilation: pool.dilation[axis],
-            padding_begin: pool.padding[axis].0,
+            stride: pool.geometry.stride[axis],
+            dilation: pool.geometry.dilation[axis],
+            padding_begin: pool.geometry.padding[axis].0,
         };
         let size = pool_output_size(
             input[axis],
-            pool.kernel_size[axis],
-            pool.stride[axis],
-            pool.padding[axis],
-            pool.dilation[axis],
+            pool.geometry.kernel_size[axis],
+            pool.geometry.stride[axis],
+            pool.geometry.padding[axis],
+            pool.geometry.dilation[axis],
             pool.ceil_mode,
         );
         let outputs = usize::try_from(size)
@@ -175,21 +184,21 @@ impl AxisWindows {
             .ok_or_else(|| PoolError::NoOutput {
                 axis,
                 input: input[axis],
-                kernel: pool.kernel_size[axis],
-                padding: pool.padding[axis],
-                dilation: pool.dilation[axis],
+                kernel: pool.geometry.kernel_size[axis],
+                padding: pool.geometry.padding[axis],
+                dilation: pool.geometry.dilation[axis],
             })?;
         let windows = Self { outputs, ..windows };
         // Windows are equally spaced, so only the first and the last can lie in the padding.
         for cell in [0, outputs - 1] {
-            let reaches_input = (0..pool.kernel_size[axis])
+            let reaches_input = (0..pool.geometry.kernel_size[axis])
                 .any(|offset| windows.coordinate(cell, offset).is_some());
             if !reaches_input {
                 return Err(PoolError::WindowInPadding {
                     axis,
                     cell,
                     input: input[axis],
-                    padding: pool.padding[axis],
+                    padding: pool.geometry.padding[axis],
                 });
             }
         }
@@ -217,16 +226,6 @@ impl AxisWindows {
             }
         }
     }
-}
-
-fn checked_product(values: &[usize], pool: &PoolSpec, input: &[usize]) -> Result<usize, PoolError> {
-    values
-        .iter()
-        .try_fold(1usize, |product, &v| product.checked_mul(v))
-        .ok_or_else(|| PoolError::TooManyWindows {
-            output: input.to_vec(),
-            kernel: pool.kernel_size.clone(),
-        })
 }
 
 /// The flat-position stride of each axis of `shape` in `order`.
@@ -291,9 +290,10 @@ pub(crate) fn max_pool<const R: usize, K: UnpoolKind>(
     let wide_dtype = wide.then_some(DType::I64);
 
     let flat = x.reshape([planes, plane_len]);
+    let sources = index_tensor(windows.sources, wide_dtype);
     let gathered = flat
         .clone()
-        .select(1, index_tensor(windows.sources.clone(), wide_dtype))
+        .select(1, sources.clone())
         .reshape([planes, cells, window]);
     let maxima = gathered.clone().max_dim(2);
     let candidates = gathered.clone().equal(maxima).int();
@@ -316,14 +316,12 @@ pub(crate) fn max_pool<const R: usize, K: UnpoolKind>(
     let cell_start = Tensor::<1, Int>::arange_step(0..len as i64, window, (&device, dtype))
         .reshape([1, cells, 1]);
     let entry = (chosen.cast(dtype) + cell_start).reshape([planes * cells]);
-    let sources = index_tensor(windows.sources, Some(dtype));
     let positions = sources.select(0, entry.clone()).reshape([planes, cells]);
-    let labels = if order == IndexOrder::RowMajor {
-        positions.clone()
-    } else {
-        index_tensor(windows.labels, Some(dtype))
+    let labels = match windows.column_major {
+        None => positions.clone(),
+        Some(labels) => index_tensor(labels, Some(dtype))
             .select(0, entry)
-            .reshape([planes, cells])
+            .reshape([planes, cells]),
     };
     let values = flat.gather(1, positions).reshape(out_shape);
     Ok((values, labels.reshape(out_shape)))
@@ -340,10 +338,12 @@ mod tests {
         ceil: bool,
     ) -> PoolSpec {
         PoolSpec {
-            kernel_size: kernel.to_vec(),
-            stride: stride.to_vec(),
-            padding: padding.to_vec(),
-            dilation: vec![1; kernel.len()],
+            geometry: PoolGeometry {
+                kernel_size: kernel.to_vec(),
+                stride: stride.to_vec(),
+                padding: padding.to_vec(),
+                dilation: vec![1; kernel.len()],
+            },
             ceil_mode: ceil,
         }
     }
@@ -374,7 +374,7 @@ mod tests {
         let pool = spec(&[2, 3], &[1, 1], &[(0, 0), (0, 0)], false);
         let w = Windows::new(&pool, &[2, 3], IndexOrder::ColumnMajor).unwrap();
         assert_eq!(w.sources, [0, 1, 2, 3, 4, 5]);
-        assert_eq!(w.labels, [0, 2, 4, 1, 3, 5]);
+        assert_eq!(w.column_major, Some(vec![0, 2, 4, 1, 3, 5]));
     }
 
     #[test]
