@@ -3,12 +3,17 @@
 //! a `good` one that imports).
 
 use std::panic;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use burn_unpool_onnx::ModelGen;
 
 fn model(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // Cargo sets the variable for the test run too: read there, the path follows the checkout
+    // under test even where a build shared between checkouts made this binary elsewhere.
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    crate_dir
         .join("../../tests/data/onnx/malformed")
         .join(format!("{name}.onnx"))
 }
