@@ -3,8 +3,8 @@
 //! tensors, checked (on a GPU: one device read-back per decoder stage). Medians after warm-up
 //! steps, each step followed by a device sync.
 //!
-//! `cargo bench -p segnet [--features wgpu] --bench step -- [--device cpu|wgpu] [--arch
-//! segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]`
+//! `cargo bench -p segnet [--features wgpu|vulkan] --bench step -- [--device cpu|wgpu|vulkan]
+//! [--arch segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]`
 
 use std::time::Instant;
 

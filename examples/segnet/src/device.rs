@@ -11,9 +11,10 @@ pub enum DeviceChoice {
     Flex,
     /// Burn's NdArray CPU backend.
     Ndarray,
-    /// wgpu's default adapter (build with `--features wgpu`).
+    /// wgpu's default adapter (build with `--features wgpu`; kernels in WGSL unless the build
+    /// also has `vulkan`).
     Wgpu,
-    /// Vulkan through CubeCL's SPIR-V compiler (build with `--features wgpu`).
+    /// Vulkan through CubeCL's SPIR-V compiler (build with `--features vulkan`).
     Vulkan,
 }
 
@@ -29,19 +30,21 @@ impl DeviceChoice {
     }
 }
 
-#[cfg(feature = "wgpu")]
+/// The GPU device for `choice`, or the cargo feature this build lacks for it.
 fn gpu(choice: DeviceChoice) -> Result<Device, String> {
-    use burn::tensor::DeviceKind;
-    Ok(match choice {
-        DeviceChoice::Vulkan => Device::vulkan(DeviceKind::default()),
-        _ => Device::wgpu(DeviceKind::default()),
-    })
-}
-
-#[cfg(not(feature = "wgpu"))]
-fn gpu(choice: DeviceChoice) -> Result<Device, String> {
+    #[cfg(feature = "vulkan")]
+    if choice == DeviceChoice::Vulkan {
+        return Ok(Device::vulkan(burn::tensor::DeviceKind::default()));
+    }
+    #[cfg(feature = "wgpu")]
+    if choice == DeviceChoice::Wgpu {
+        return Ok(Device::wgpu(burn::tensor::DeviceKind::default()));
+    }
+    let (name, feature) = match choice {
+        DeviceChoice::Vulkan => ("vulkan", "vulkan"),
+        _ => ("wgpu", "wgpu"),
+    };
     Err(format!(
-        "--device {} needs a GPU build: cargo run --release -p segnet --features wgpu -- ...",
-        format!("{choice:?}").to_lowercase()
+        "--device {name} needs a GPU build: cargo run --release -p segnet --features {feature} -- ..."
     ))
 }

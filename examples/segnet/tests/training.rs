@@ -5,7 +5,7 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::AdamConfig;
-use burn::tensor::{Device, Distribution, Tensor};
+use burn::tensor::{Device, Distribution, Tensor, Tolerance};
 use burn::train::Learner;
 use segnet::data::{SYNTHETIC_CLASSES, SegmentationBatcher, Split, SyntheticScenes};
 use segnet::experiment::{Artifacts, DataConfig, ExperimentConfig};
@@ -50,7 +50,9 @@ fn a_few_steps_lower_the_loss() {
             .into_scalar()
     };
     let before = loss(&learner);
-    for _ in 0..15 {
+    // The device's generator is shared with the tests running beside this one, so the initial
+    // weights vary; 30 steps bring the loss to 0.32-0.69 of its start over seeds 1 to 8.
+    for _ in 0..30 {
         let output = learner.train_step(batch.clone());
         learner.lr_step();
         learner.optimizer_step(output.grads);
@@ -133,16 +135,31 @@ fn training_checkpoints_resumes_and_the_saved_model_reloads() {
 }
 
 /// burn-train's multi-device strategy on two CPU devices (Flex and NdArray; Burn has one device of
-/// each CPU backend): the loss goes down, and the model it returns is the one the main device
-/// holds, equal on both devices after a transfer.
+/// each CPU backend).
 #[test]
 #[allow(deprecated)] // Device::ndarray: deprecated in Burn 0.22, still shipped
 fn training_on_two_devices_lowers_the_loss() {
+    trains_on_devices(&[Device::flex(), Device::ndarray()]);
+}
+
+/// The same with the main device on the GPU (lavapipe in CI): the CubeCL unpooling, its autodiff
+/// and the pool indices under burn-train's strategy, gradients moved between GPU and CPU.
+#[cfg(feature = "wgpu")]
+#[test]
+fn training_on_a_gpu_and_a_cpu_lowers_the_loss() {
+    trains_on_devices(&[
+        Device::wgpu(burn::tensor::DeviceKind::default()),
+        Device::flex(),
+    ]);
+}
+
+/// Three epochs on `devices`: the loss goes down, the run draws its picture, and the model it
+/// returns (the main device's) is the same numbers on every device after a transfer.
+fn trains_on_devices(devices: &[Device]) {
     let dir = tempfile::tempdir().unwrap();
     let artifacts = Artifacts::new(dir.path());
-    let devices = [Device::flex(), Device::ndarray()];
     let config = tiny_config().with_epochs(3).with_batch_size(4);
-    let net = run::train(&config, &artifacts, &devices, false).unwrap();
+    let net = run::train(&config, &artifacts, devices, false).unwrap();
     let log = |split: &str, epoch: usize| -> f64 {
         let path = dir
             .path()
@@ -157,7 +174,7 @@ fn training_on_two_devices_lowers_the_loss() {
         values.iter().sum::<f64>() / values.len() as f64
     };
     let (first, last) = (log("train", 1), log("train", 3));
-    println!("mean training loss: epoch 1 {first:.4}, epoch 3 {last:.4}");
+    println!("{devices:?}: mean training loss: epoch 1 {first:.4}, epoch 3 {last:.4}");
     assert!(
         last < first,
         "mean training loss went from {first} to {last}"
@@ -172,11 +189,6 @@ fn training_on_two_devices_lowers_the_loss() {
         history.iter().all(|s| s.values.iter().all(Option::is_some)),
         "{history:?}"
     );
-    std::fs::copy(
-        dir.path().join("training.png"),
-        std::env::temp_dir().join("segnet-training.png"),
-    )
-    .ok();
 
     // The replicas agree: the trained weights, on either device, are the same numbers.
     let weights = |device: &Device| {
@@ -184,9 +196,22 @@ fn training_on_two_devices_lowers_the_loss() {
         net.clone().fork(device).visit(&mut visitor);
         visitor.0
     };
-    let (main, other) = (weights(&devices[0]), weights(&devices[1]));
+    let main = weights(&devices[0]);
     assert!(!main.is_empty());
-    assert_eq!(main, other);
+    for device in &devices[1..] {
+        assert_eq!(main, weights(device), "{device:?}");
+    }
+    // And they compute the same function there (each backend's own convolutions and unpooling):
+    // the same images give the same logits up to float rounding.
+    let images = Tensor::<4>::random([2, 3, 32, 32], Distribution::Default, &devices[0]);
+    let expected = net.forward(images.clone()).into_data();
+    for device in &devices[1..] {
+        net.clone()
+            .fork(device)
+            .forward(images.clone().to_device(device))
+            .into_data()
+            .assert_approx_eq::<f32>(&expected, Tolerance::absolute(1e-4));
+    }
 }
 
 /// Every float parameter's values, in visiting order.
