@@ -48,3 +48,31 @@ fn gpu(choice: DeviceChoice) -> Result<Device, String> {
         "--device {name} needs a GPU build: cargo run --release -p segnet --features {feature} -- ..."
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::DeviceChoice;
+
+    #[cfg(not(feature = "vulkan"))]
+    #[test]
+    fn a_build_without_vulkan_names_the_feature_that_adds_it() {
+        let error = DeviceChoice::Vulkan.device().unwrap_err();
+        assert!(error.contains("--device vulkan"), "{error}");
+        assert!(error.contains("--features vulkan"), "{error}");
+    }
+
+    #[cfg(not(feature = "wgpu"))]
+    #[test]
+    fn a_build_without_wgpu_names_the_feature_that_adds_it() {
+        let error = DeviceChoice::Wgpu.device().unwrap_err();
+        assert!(error.contains("--device wgpu"), "{error}");
+        assert!(error.contains("--features wgpu"), "{error}");
+    }
+
+    #[test]
+    fn the_cpu_devices_need_no_feature() {
+        for choice in [DeviceChoice::Cpu, DeviceChoice::Flex, DeviceChoice::Ndarray] {
+            assert!(choice.device().is_ok(), "{choice:?}");
+        }
+    }
+}
