@@ -56,17 +56,21 @@ mod tests {
     #[cfg(not(feature = "vulkan"))]
     #[test]
     fn a_build_without_vulkan_names_the_feature_that_adds_it() {
-        let error = DeviceChoice::Vulkan.device().unwrap_err();
-        assert!(error.contains("--device vulkan"), "{error}");
-        assert!(error.contains("--features vulkan"), "{error}");
+        assert_names_its_feature(DeviceChoice::Vulkan, "vulkan");
     }
 
     #[cfg(not(feature = "wgpu"))]
     #[test]
     fn a_build_without_wgpu_names_the_feature_that_adds_it() {
-        let error = DeviceChoice::Wgpu.device().unwrap_err();
-        assert!(error.contains("--device wgpu"), "{error}");
-        assert!(error.contains("--features wgpu"), "{error}");
+        assert_names_its_feature(DeviceChoice::Wgpu, "wgpu");
+    }
+
+    /// `vulkan` implies `wgpu`: without `vulkan`, at least one GPU device is missing.
+    #[cfg(not(feature = "vulkan"))]
+    fn assert_names_its_feature(choice: DeviceChoice, name: &str) {
+        let error = choice.device().unwrap_err();
+        assert!(error.contains(&format!("--device {name}")), "{error}");
+        assert!(error.contains(&format!("--features {name}")), "{error}");
     }
 
     #[test]
