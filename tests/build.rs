@@ -75,24 +75,20 @@ fn main() {
             );
         }
     }
-    for name in POOL_MODELS {
-        let key = format!("onnxruntime/{name}");
-        generate(
-            key,
-            model("models", name),
-            "onnxruntime".into(),
-            default_rule,
-        );
-    }
-    // Exported from PyTorch with the usual custom MaxUnpool symbolic, under the default rule.
-    for name in TORCH_MODELS {
-        let key = format!("torch/{name}");
-        generate(
-            key,
-            model("models/torch", name),
-            "torch".into(),
-            default_rule,
-        );
+    // Single pools recorded with ONNX Runtime, and models exported from PyTorch with the usual
+    // custom MaxUnpool symbolic, under the default rule.
+    for (names, source, dir) in [
+        (&POOL_MODELS[..], "models", "onnxruntime"),
+        (&TORCH_MODELS[..], "models/torch", "torch"),
+    ] {
+        for name in names {
+            generate(
+                format!("{dir}/{name}"),
+                model(source, name),
+                dir.into(),
+                default_rule,
+            );
+        }
     }
     // Weights in a file beside the model, as PyTorch's dynamo exporter writes them.
     let key = "external/segnet_even".to_string();
