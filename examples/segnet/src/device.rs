@@ -40,12 +40,13 @@ fn gpu(choice: DeviceChoice) -> Result<Device, String> {
     if choice == DeviceChoice::Wgpu {
         return Ok(Device::wgpu(burn::tensor::DeviceKind::default()));
     }
-    let (name, feature) = match choice {
-        DeviceChoice::Vulkan => ("vulkan", "vulkan"),
-        _ => ("wgpu", "wgpu"),
+    // Each GPU device is named after the cargo feature that adds it.
+    let name = match choice {
+        DeviceChoice::Vulkan => "vulkan",
+        _ => "wgpu",
     };
     Err(format!(
-        "--device {name} needs a GPU build: cargo run --release -p segnet --features {feature} -- ..."
+        "--device {name} needs a GPU build: cargo run --release -p segnet --features {name} -- ..."
     ))
 }
 
