@@ -1,15 +1,16 @@
-//! The 3-d max pool with indices (`max_pool3d_with_indices`, `nn::MaxPool3d`, and ONNX's
-//! `max_pool_onnx` for every kind) against PyTorch's `max_pool3d` recorded by
+//! The max pools with indices (`max_pool{1,2,3}d_with_indices`, `nn::MaxPool3d`, and ONNX's
+//! `max_pool_onnx` for every kind) against PyTorch's `max_pool{1,2,3}d` recorded by
 //! `scripts/pools.py`: values, indices and autograd gradients bit for bit on every device,
-//! overlapping, dilated, ceil-mode and padded pools, ties and NaNs; and its indices unpooling
-//! back without an output size.
+//! overlapping, dilated, ceil-mode and padded pools, windows of `-inf`, padding-heavy windows,
+//! ties and NaNs; and their indices unpooling back without an output size.
 
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::nn::{MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool3dConfig};
 use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
 use burn_unpool::{
-    IndexLayout, MaxUnpoolOptions, max_pool3d_with_indices, max_unpool, max_unpool3d,
+    IndexLayout, MaxUnpoolOptions, max_pool_with_indices, max_pool3d_with_indices, max_unpool,
+    max_unpool3d,
 };
 use burn_unpool_tests::{
     assert_bit_equal, data_from_bits, devices, outcome, recorded_cases, reference_forward,
@@ -17,15 +18,15 @@ use burn_unpool_tests::{
 };
 use serde::Deserialize;
 
-/// One recorded `torch.nn.functional.max_pool3d(..., return_indices=True)` call.
+/// One recorded `torch.nn.functional.max_pool{1,2,3}d(..., return_indices=True)` call.
 #[derive(Deserialize)]
 struct Recorded {
     name: String,
     shape: Vec<usize>,
-    kernel: [usize; 3],
-    stride: [usize; 3],
-    padding: [usize; 3],
-    dilation: [usize; 3],
+    kernel: Vec<usize>,
+    stride: Vec<usize>,
+    padding: Vec<usize>,
+    dilation: Vec<usize>,
     ceil_mode: bool,
     /// f32 bit patterns.
     x: Vec<u64>,
@@ -37,11 +38,12 @@ struct Recorded {
 }
 
 impl Recorded {
-    fn options(&self) -> MaxPoolOptions<3> {
-        MaxPoolOptions::new(self.kernel)
-            .with_stride(self.stride)
-            .with_padding(self.padding)
-            .with_dilation(self.dilation)
+    fn options<const D: usize>(&self) -> MaxPoolOptions<D> {
+        let array = |v: &[usize]| -> [usize; D] { v.try_into().expect("one value per axis") };
+        MaxPoolOptions::new(array(&self.kernel))
+            .with_stride(array(&self.stride))
+            .with_padding(array(&self.padding))
+            .with_dilation(array(&self.dilation))
             .with_ceil_mode(self.ceil_mode)
     }
 
@@ -58,69 +60,95 @@ fn cases() -> Vec<Recorded> {
     recorded_cases(include_str!("data/pools.json"))
 }
 
-fn i64_data(tensor: Tensor<5, Int>) -> TensorData {
+fn i64_data<const R: usize>(tensor: Tensor<R, Int>) -> TensorData {
     tensor.into_data().convert::<i64>()
 }
 
+/// Calls `$f::<D, R>(args)` for the rank of `$shape`.
+macro_rules! at_rank {
+    ($shape:expr, $f:ident($($arg:expr),*)) => {
+        match $shape.len() {
+            3 => $f::<1, 3>($($arg),*),
+            4 => $f::<2, 4>($($arg),*),
+            5 => $f::<3, 5>($($arg),*),
+            rank => panic!("no pool of rank {rank}"),
+        }
+    };
+}
+
+/// The pooled values and the indices of `case` on `device`, checking the indices' input size.
+fn pool<const D: usize, const R: usize>(
+    case: &Recorded,
+    device: &Device,
+) -> (TensorData, TensorData) {
+    let x = Tensor::<R>::from_data(case.f32(&case.x, &case.shape), device);
+    let (pooled, indices) = max_pool_with_indices(x, &case.options::<D>());
+    assert_eq!(indices.input_size(), &case.shape[2..], "{}", case.name);
+    (pooled.into_data(), i64_data(indices.into_tensor()))
+}
+
+/// The gradient of `sum(pooled * grad_output)` for `x`.
+fn gradient<const D: usize, const R: usize>(case: &Recorded, device: &Device) -> TensorData {
+    let autodiff = device.clone().autodiff();
+    let x = Tensor::<R>::from_data(case.f32(&case.x, &case.shape), &autodiff).require_grad();
+    let (pooled, _) = max_pool_with_indices(x.clone(), &case.options::<D>());
+    let grad_output =
+        Tensor::<R>::from_data(case.f32(&case.grad_output, &case.pooled_shape), &autodiff);
+    let grads = (pooled * grad_output).sum().backward();
+    x.grad(&grads).expect("a gradient for x").into_data()
+}
+
 #[test]
-fn max_pool3d_matches_pytorch_on_every_device() {
+fn max_pools_match_pytorch_on_every_device() {
     for case in cases() {
         for (name, device) in devices() {
             let context = format!("{} on {name}", case.name);
-            let x = Tensor::<5>::from_data(case.f32(&case.x, &case.shape), &device);
-            let (pooled, indices) = max_pool3d_with_indices(x, case.options());
+            let (pooled, indices) = at_rank!(case.shape, pool(&case, &device));
             let expected = case.f32(&case.pooled, &case.pooled_shape);
-            assert_bit_equal(&pooled.into_data(), &expected, &context);
-            assert_eq!(
-                i64_data(indices.tensor().clone()),
-                case.indices(),
-                "{context}"
-            );
-            assert_eq!(indices.input_size(), &case.shape[2..], "{context}");
+            assert_bit_equal(&pooled, &expected, &context);
+            assert_eq!(indices, case.indices(), "{context}");
         }
     }
 }
 
 #[test]
-fn max_pool3d_gradients_match_pytorch_autograd() {
+fn max_pool_gradients_match_pytorch_autograd() {
     for case in cases() {
         for (name, device) in devices() {
             let context = format!("{} on {name}", case.name);
-            let autodiff = device.autodiff();
-            let x =
-                Tensor::<5>::from_data(case.f32(&case.x, &case.shape), &autodiff).require_grad();
-            let (pooled, _) = max_pool3d_with_indices(x.clone(), case.options());
-            let grad_output =
-                Tensor::<5>::from_data(case.f32(&case.grad_output, &case.pooled_shape), &autodiff);
-            let grads = (pooled * grad_output).sum().backward();
-            let dx = x.grad(&grads).expect("a gradient for x");
+            let dx = at_rank!(case.shape, gradient(&case, &device));
             // Integer gradients (-4..=4) sum exactly, in any order.
-            assert_bit_equal(
-                &dx.into_data(),
-                &case.f32(&case.grad_x, &case.shape),
-                &context,
-            );
+            assert_bit_equal(&dx, &case.f32(&case.grad_x, &case.shape), &context);
         }
     }
+}
+
+/// The recorded 3-d cases, whose geometry the 3-d module takes.
+fn cases_3d() -> impl Iterator<Item = Recorded> {
+    cases().into_iter().filter(|case| case.shape.len() == 5)
+}
+
+fn triple(values: &[usize]) -> [usize; 3] {
+    values.try_into().expect("three axes")
 }
 
 #[test]
 fn the_module_pools_as_the_function_and_its_indices_unpool_without_an_output_size() {
-    for case in cases().into_iter().filter(|c| !c.name.contains("nan")) {
-        let config = MaxPool3dConfig::new(case.kernel)
-            .with_strides(case.stride)
+    for case in cases_3d().filter(|c| !c.name.contains("nan") && !c.name.contains("inf")) {
+        let config = MaxPool3dConfig::new(triple(&case.kernel))
+            .with_strides(triple(&case.stride))
             .with_padding(burn::nn::PaddingConfig3d::Explicit(
                 case.padding[0],
                 case.padding[1],
                 case.padding[2],
             ))
-            .with_dilation(case.dilation)
+            .with_dilation(triple(&case.dilation))
             .with_ceil_mode(case.ceil_mode);
         let pool = config.init();
-        let unpool = MaxUnpool3dConfig::new(case.kernel)
-            .with_strides(case.stride)
-            .with_padding(case.padding.map(|p| (p, p)))
-            .with_dilation(case.dilation)
+        let unpool = MaxUnpool3dConfig::new(triple(&case.kernel))
+            .with_strides(triple(&case.stride))
+            .with_padding(triple(&case.padding).map(|p| (p, p)))
+            .with_dilation(triple(&case.dilation))
             .init();
         let targets = reference_targets(
             &case.indices,
@@ -154,7 +182,7 @@ fn the_module_pools_as_the_function_and_its_indices_unpool_without_an_output_siz
             // the pool's input size, so odd and ceil-mode sizes come back whole.
             let y = unpool.forward(pooled.clone(), indices.clone());
             assert_bit_equal(&y.into_data(), &expected, &context);
-            let options = MaxUnpoolOptions::from_pool(&case.options());
+            let options = MaxUnpoolOptions::from_pool(&case.options::<3>());
             let y = max_unpool3d(pooled, indices, options);
             assert_bit_equal(&y.into_data(), &expected, &context);
         }
@@ -163,11 +191,11 @@ fn the_module_pools_as_the_function_and_its_indices_unpool_without_an_output_siz
 
 #[test]
 fn integer_volumes_pool_through_the_onnx_entry_with_global_indices() {
-    for case in cases().into_iter().filter(|c| c.name.starts_with("ties")) {
-        let attributes = MaxPoolAttributes::new(case.kernel.to_vec())
-            .with_strides(case.stride.to_vec())
-            .with_pads([case.padding, case.padding].concat().to_vec())
-            .with_dilations(case.dilation.to_vec())
+    for case in cases_3d().filter(|c| c.name.starts_with("ties")) {
+        let attributes = MaxPoolAttributes::new(case.kernel.clone())
+            .with_strides(case.stride.clone())
+            .with_pads([case.padding.clone(), case.padding.clone()].concat())
+            .with_dilations(case.dilation.clone())
             .with_ceil_mode(case.ceil_mode);
         let plane: i64 = case.shape[2..].iter().product::<usize>() as i64;
         let cells: usize = case.pooled_shape[2..].iter().product();
@@ -217,7 +245,7 @@ fn a_3d_encoder_decoder_trains_through_pool_and_unpool() {
     let weights: Vec<f32> = (0..len).map(|i| (i % 7) as f32 - 3.0).collect();
     let pool = MaxPoolOptions::new([2, 2, 2]);
     for (name, device) in devices() {
-        let autodiff = device.autodiff();
+        let autodiff = device.clone().autodiff();
         let x = Tensor::<5>::from_data(TensorData::new(values.clone(), shape), &autodiff)
             .require_grad();
         let (pooled, indices) = max_pool3d_with_indices(x.clone(), pool.clone());

@@ -14,7 +14,14 @@ runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); 
 Indices are drawn uniformly inside each pool window, as `benches/support` does (global for ONNX
 Runtime).
 
+With `--pools`, the max pools with indices instead: burn-unpool's pools (the `pools` bench, Flex and
+NdArray) beside Burn's own `max_pool2d_with_indices` on the same devices and PyTorch CPU
+`max_pool2d`/`max_pool3d(return_indices=True)` with as many threads, forward and forward + autograd
+backward, at the SegNet encoder shapes (2-d) and at volumetric shapes (3-d, beside the composition of
+Burn tensor ops the crate runs on devices without kernels).
+
 Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu] [--calls 50]
+    [--pools]
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
                         it must be built with `--features wgpu`)
 Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md); `--gpu` needs torch with CUDA.
@@ -185,6 +192,84 @@ def gpu_table(args):
                 print("| " + " | ".join(map(str, cells)) + " |")
 
 
+POOL_STAGES = [("s1", 64, 360, 480), ("s2", 128, 180, 240), ("s3", 256, 90, 120), ("s4", 512, 45, 60)]
+VOLUMES = [("v1", (1, 16, 32, 64, 64), 2, 2, 0), ("v2", (2, 32, 16, 32, 32), 2, 2, 0), ("v3", (1, 16, 32, 32, 32), 3, 2, 1)]
+
+
+def torch_pool_medians(shape, kernel, stride, padding, runs):
+    """Median ms of PyTorch's max pool with indices: forward, and forward + autograd backward."""
+    pool = F.max_pool2d if len(shape) == 4 else F.max_pool3d
+    x = torch.from_numpy(stage_values(shape))
+
+    def forward():
+        pool(x, kernel, stride, padding, return_indices=True)
+
+    def forward_backward():
+        xg = x.clone().requires_grad_(True)
+        out, _ = pool(xg, kernel, stride, padding, return_indices=True)
+        out.backward(torch.ones_like(out))
+
+    return median_ms(forward, runs), median_ms(forward_backward, runs)
+
+
+def ours_pools(batches, runs, binary):
+    flags = ["--json", "--batches", batches, "--runs", str(runs)]
+    if binary:
+        cmd = [binary, "--bench"] + flags
+    else:
+        cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--bench", "pools", "--"] + flags
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            rows[(r["dims"], r["what"], r["backend"])] = r["median_ms"]
+    return rows
+
+
+def pools_table(args):
+    threads = os.cpu_count()
+    torch.set_num_threads(threads)
+    print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} "
+          f"({threads} threads); medians of {args.runs} runs, f32, ms; ours and Burn's: Flex / NdArray")
+    mine = ours_pools(args.batches, args.runs, args.pools_binary)
+    dims = lambda shape: str(list(shape)).replace(" ", "")
+    header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours",
+              "ours fwd+bwd", "burn fwd+bwd", "torch fwd+bwd", "burn/ours", "torch/ours")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for batch in [int(b) for b in args.batches.split(",")]:
+        for name, c, h, w in POOL_STAGES:
+            shape = (batch, c, h, w)
+            key = dims(shape).replace(",", ", ")
+            m = lambda what, backend: mine[(key, what, backend)]
+            pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
+            best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
+            tf, tfb = torch_pool_medians(shape, 2, 2, 0, args.runs)
+            of, ofb = best("ours_forward"), best("ours_forward_backward")
+            bf, bfb = best("burn_forward"), best("burn_forward_backward")
+            cells = [name, key, pair("ours_forward"), pair("burn_forward"), f"{tf:.2f}", f"{bf / of:.2f}x",
+                     f"{tf / of:.2f}x", pair("ours_forward_backward"), pair("burn_forward_backward"), f"{tfb:.2f}",
+                     f"{bfb / ofb:.2f}x", f"{tfb / ofb:.2f}x"]
+            print("| " + " | ".join(cells) + " |")
+    header = ("shape", "x", "pool", "ours fwd", "composed fwd", "torch fwd", "torch/ours", "ours fwd+bwd",
+              "composed fwd+bwd", "torch fwd+bwd", "torch/ours")
+    print()
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name, shape, k, s, p in VOLUMES:
+        key = dims(shape).replace(",", ", ")
+        m = lambda what, backend: mine[(key, what, backend)]
+        pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
+        best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
+        tf, tfb = torch_pool_medians(shape, k, s, p, args.runs)
+        of, ofb = best("ours_forward"), best("ours_forward_backward")
+        cells = [name, key, f"k{k} s{s} p{p}", pair("ours_forward"), pair("composed_forward"), f"{tf:.2f}",
+                 f"{tf / of:.2f}x", pair("ours_forward_backward"), pair("composed_forward_backward"), f"{tfb:.2f}",
+                 f"{tfb / ofb:.2f}x"]
+        print("| " + " | ".join(cells) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--batches", default="1,4")
@@ -192,7 +277,12 @@ def main():
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--timings")
+    parser.add_argument("--pools", action="store_true")
+    parser.add_argument("--pools-binary")
     args = parser.parse_args()
+    if args.pools:
+        pools_table(args)
+        return
     if args.gpu:
         gpu_table(args)
         return

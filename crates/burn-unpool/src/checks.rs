@@ -7,9 +7,14 @@
 use burn::tensor::{DType, Device};
 
 use crate::error::{PoolAxis, UnpoolError};
-use crate::kernel::host::value_width;
-use crate::options::PoolGeometry;
-use crate::{IndexLayout, UnpoolPlan, default_output_size};
+use crate::geometry::PoolGeometry;
+use crate::{IndexLayout, default_output_size};
+
+/// The byte width of a value dtype the op unpools: every float and integer dtype (not `Bool`,
+/// not quantized).
+pub(crate) fn value_width(dtype: DType) -> Option<usize> {
+    (dtype.is_float() || dtype.is_int() || dtype.is_uint()).then(|| dtype.size())
+}
 
 /// `x` must be `[N, C, D1..Dk]` for the `k` spatial axes of the geometry.
 pub(crate) fn rank(x_shape: &[usize], dims: usize) -> Result<(), UnpoolError> {
@@ -38,19 +43,13 @@ pub(crate) fn same_shape(x_shape: &[usize], indices_shape: &[usize]) -> Result<(
 
 /// Kernel sizes, strides and dilations must be non-zero.
 pub(crate) fn geometry(geometry: &PoolGeometry) -> Result<(), UnpoolError> {
-    for (name, values) in [
-        ("kernel_size", &geometry.kernel_size),
-        ("stride", &geometry.stride),
-        ("dilation", &geometry.dilation),
-    ] {
-        if values.contains(&0) {
-            return Err(UnpoolError::ZeroParameter {
-                name,
-                values: values.clone(),
-            });
-        }
+    match geometry.zero_parameter() {
+        Some((name, values)) => Err(UnpoolError::ZeroParameter {
+            name,
+            values: values.to_vec(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The default spatial output size of `x`, which must be positive on every axis.
@@ -155,9 +154,9 @@ pub(crate) fn largest_index(dtype: DType) -> Option<u64> {
     })
 }
 
-/// Indices must be of an integer dtype wide enough for the largest valid index of `plan`.
-pub(crate) fn index_dtype(dtype: DType, plan: &UnpoolPlan) -> Result<(), UnpoolError> {
-    let max_index = plan.index_range_end().saturating_sub(1) as u64;
+/// Indices must be of an integer dtype that holds every valid index, `0..range_end`.
+pub(crate) fn index_dtype(dtype: DType, range_end: usize) -> Result<(), UnpoolError> {
+    let max_index = range_end.saturating_sub(1) as u64;
     let largest = largest_index(dtype).ok_or(UnpoolError::IndexDType { dtype })?;
     if max_index <= largest {
         Ok(())
@@ -248,12 +247,12 @@ pub(crate) fn value_dtype(dtype: DType, device: &Device) -> Result<(), UnpoolErr
 }
 
 /// An output gradient must have the output's shape.
-pub(crate) fn gradient_shape(grad: &[usize], plan: &UnpoolPlan) -> Result<(), UnpoolError> {
-    if grad == plan.output_shape() {
+pub(crate) fn gradient_shape(grad: &[usize], output: &[usize]) -> Result<(), UnpoolError> {
+    if grad == output {
         Ok(())
     } else {
         Err(UnpoolError::GradientShape {
-            expected: plan.output_shape().to_vec(),
+            expected: output.to_vec(),
             got: grad.to_vec(),
         })
     }
@@ -269,11 +268,11 @@ mod tests {
     fn i32_indices_are_refused_for_planes_past_their_range() {
         let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, 1 << 16]);
         let plan = UnpoolPlan::new(&[1, 1, 1, 1], &[1, 1, 1, 1], &options).unwrap();
-        assert!(super::index_dtype(DType::I64, &plan).is_ok());
-        let err = super::index_dtype(DType::I32, &plan).unwrap_err();
+        assert!(super::index_dtype(DType::I64, plan.index_range_end()).is_ok());
+        let err = super::index_dtype(DType::I32, plan.index_range_end()).unwrap_err();
         assert!(err.to_string().contains("4294967295"), "{err}"); // 2^32 positions
-        assert!(super::index_dtype(DType::U32, &plan).is_ok());
-        assert!(super::index_dtype(DType::U16, &plan).is_err());
-        assert!(super::index_dtype(DType::F32, &plan).is_err());
+        assert!(super::index_dtype(DType::U32, plan.index_range_end()).is_ok());
+        assert!(super::index_dtype(DType::U16, plan.index_range_end()).is_err());
+        assert!(super::index_dtype(DType::F32, plan.index_range_end()).is_err());
     }
 }

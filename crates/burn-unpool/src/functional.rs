@@ -10,6 +10,7 @@ use crate::kernel::host::{self, HostTensor};
 use crate::kind::UnpoolKind;
 use crate::plan::{Direction, Request};
 use crate::pool::UnpoolIndices;
+use crate::pool::UnpoolIndices::{Pooled, Raw};
 use crate::{MaxUnpoolOptions, UnpoolPlan};
 use crate::{checks, diagnostics};
 
@@ -123,7 +124,7 @@ pub fn max_unpool<const D: usize, const R: usize, K: UnpoolKind>(
     indices: impl Into<UnpoolIndices<R>>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R, K> {
-    let (indices, request) = or_panic(options.request().with_indices(indices.into()));
+    let (indices, request) = request_for(&options, indices.into());
     let plan = or_panic(plan_for(&x, &indices, request));
     unpool(x, indices, plan)
 }
@@ -152,10 +153,28 @@ pub fn max_unpool_backward<const D: usize, const R: usize>(
     indices: impl Into<UnpoolIndices<R>>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
-    let (indices, request) = or_panic(options.request().with_indices(indices.into()));
+    let (indices, request) = request_for(&options, indices.into());
     let plan = or_panic(backward_plan(&grad, &indices, request));
     let on_backend = <Dispatch as UnpoolBackend>::max_unpool_backward;
     run(Direction::Backward, grad, indices, plan, on_backend)
+}
+
+/// The index tensor of `indices`, and the request of `options` for it: the indices of this
+/// crate's pools bring the pool's geometry and input size.
+fn request_for<const D: usize, const R: usize>(
+    options: &MaxUnpoolOptions<D>,
+    indices: UnpoolIndices<R>,
+) -> (Tensor<R, Int>, Request) {
+    let mut request = Request::new(options);
+    match indices {
+        Raw(indices) => (indices, request),
+        Pooled(pooled) => {
+            let (indices, geometry, input_size) = pooled.into_parts();
+            request.geometry = geometry;
+            request.pool_input = Some(input_size);
+            (indices, request)
+        }
+    }
 }
 
 /// Every check of the forward that needs no index values, and the resulting plan.
@@ -176,7 +195,7 @@ fn backward_plan<const R: usize>(
     request: Request,
 ) -> Result<UnpoolPlan, UnpoolError> {
     let plan = request.plan(&indices.dims(), &indices.dims())?;
-    checks::gradient_shape(&grad.dims(), &plan)?;
+    checks::gradient_shape(&grad.dims(), plan.output_shape())?;
     check_tensors(grad, indices, &plan, Direction::Backward)?;
     Ok(plan)
 }
@@ -191,7 +210,7 @@ fn check_tensors<const R: usize, K: UnpoolKind>(
     let device = values.device();
     checks::same_device(&device, &indices.device())?;
     checks::value_dtype(values.dtype(), &device)?;
-    checks::index_dtype(indices.dtype(), plan)?;
+    checks::index_dtype(indices.dtype(), plan.index_range_end())?;
     checks::index_dtype_on(indices.dtype(), &device)?;
     let result_shape = plan.result_shape(direction);
     checks::output_bytes(result_shape, values.dtype(), &device, buffer_limit(&device))

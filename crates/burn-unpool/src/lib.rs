@@ -6,8 +6,10 @@ mod checks;
 mod composed;
 mod error;
 mod functional;
+mod geometry;
 mod kernel;
 mod kind;
+mod max_pool;
 pub mod nn;
 pub mod onnx;
 mod options;
@@ -19,12 +21,13 @@ pub use burn_unpool_shape::{default_output_size, pool_output_size};
 pub use error::{PoolAxis, UnpoolError};
 pub use functional::{max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d, max_unpool3d};
 pub use kind::UnpoolKind;
-pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
-pub use plan::UnpoolPlan;
-pub use pool::{
-    PoolIndices, UnpoolIndices, max_pool1d_with_indices, max_pool2d_with_indices,
+pub use max_pool::{
+    max_pool_with_indices, max_pool1d_with_indices, max_pool2d_with_indices,
     max_pool3d_with_indices,
 };
+pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
+pub use plan::UnpoolPlan;
+pub use pool::{PoolIndices, PoolPlan, UnpoolIndices};
 
 /// Not part of the API: which path the op took, for the tests that show it.
 #[doc(hidden)]
@@ -42,5 +45,25 @@ pub mod bench_support {
     /// On a bad index, or buffers of the wrong length.
     pub fn unpool_forward_into(x: &[f32], indices: &[i32], plan: &UnpoolPlan, out: &mut [f32]) {
         crate::error::or_panic(crate::kernel::unpool_forward_into(x, indices, plan, out));
+    }
+
+    /// The max pool as a composition of Burn tensor ops, which devices without the crate's
+    /// kernels run: the baseline the kernels are timed against.
+    ///
+    /// # Panics
+    /// As [`max_pool_with_indices`](crate::max_pool_with_indices).
+    pub fn composed_max_pool<const D: usize, const R: usize>(
+        x: burn::tensor::Tensor<R>,
+        options: &burn::tensor::ops::MaxPoolOptions<D>,
+    ) -> (
+        burn::tensor::Tensor<R>,
+        burn::tensor::Tensor<R, burn::tensor::Int>,
+    ) {
+        let spec = crate::pool::PoolSpec {
+            geometry: crate::geometry::PoolGeometry::from_pool(options),
+            ceil_mode: options.ceil_mode,
+        };
+        let order = crate::pool::windows::IndexOrder::RowMajor;
+        crate::error::or_panic_with(crate::pool::windows::max_pool(x, &spec, order))
     }
 }

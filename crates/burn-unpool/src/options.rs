@@ -2,7 +2,7 @@
 
 use burn::tensor::ops::MaxPoolOptions;
 
-use crate::plan::{IndexPlane, Request};
+use crate::geometry::PoolGeometry;
 
 /// How the values of an index tensor address the output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -180,21 +180,6 @@ impl<const D: usize> From<&MaxPoolOptions<D>> for MaxUnpoolOptions<D> {
 }
 
 impl<const D: usize> MaxUnpoolOptions<D> {
-    /// The rank-erased request the plan is built from.
-    pub(crate) fn request(&self) -> Request {
-        Request {
-            geometry: self.geometry(),
-            output_size: self.output_size.as_ref().map(|size| match size {
-                OutputSize::Spatial(spatial) => RequestedSize::Spatial(spatial.to_vec()),
-                OutputSize::Full(full) => RequestedSize::Full(full.clone()),
-            }),
-            layout: self.index_layout,
-            index_plane: IndexPlane::Output,
-            check_indices: self.check_indices,
-            pool_input: None,
-        }
-    }
-
     /// The pool's geometry, rank-erased.
     pub(crate) fn geometry(&self) -> PoolGeometry {
         PoolGeometry {
@@ -204,41 +189,4 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             dilation: self.dilation.to_vec(),
         }
     }
-}
-
-/// The geometry of the pool an unpooling inverts, one entry per spatial axis, for any rank.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct PoolGeometry {
-    pub kernel_size: Vec<usize>,
-    pub stride: Vec<usize>,
-    pub padding: Vec<(usize, usize)>,
-    pub dilation: Vec<usize>,
-}
-
-impl PoolGeometry {
-    /// The number of spatial axes.
-    pub fn dims(&self) -> usize {
-        self.kernel_size.len()
-    }
-
-    /// Whether no two pool windows share an element, on any axis: the stride is at least the
-    /// window's span, `dilation * (kernel - 1) + 1`. Each window then lies in its own cell (the
-    /// stride-sized block where it starts), and so does its index.
-    pub fn windows_disjoint(&self) -> bool {
-        (0..self.dims()).all(|axis| {
-            let span = self.dilation[axis]
-                .saturating_mul(self.kernel_size[axis] - 1)
-                .saturating_add(1);
-            self.stride[axis] >= span
-        })
-    }
-}
-
-/// An explicit output size, for any rank.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum RequestedSize {
-    /// `[O1..Ok]`.
-    Spatial(Vec<usize>),
-    /// `[N, C, O1..Ok]`.
-    Full(Vec<usize>),
 }

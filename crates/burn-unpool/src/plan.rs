@@ -1,11 +1,9 @@
 //! The checked description of one unpooling that every backend receives, and how it is built.
 
-use burn::tensor::{Int, Tensor};
-
 use crate::checks;
 use crate::error::UnpoolError;
-use crate::options::{PoolGeometry, RequestedSize};
-use crate::pool::UnpoolIndices;
+use crate::geometry::PoolGeometry;
+use crate::options::OutputSize;
 use crate::{IndexLayout, MaxUnpoolOptions};
 
 /// A checked unpooling: the shapes, the plane the indices are read in, and their layout.
@@ -51,7 +49,7 @@ impl UnpoolPlan {
         indices_shape: &[usize],
         options: &MaxUnpoolOptions<D>,
     ) -> Result<Self, UnpoolError> {
-        options.request().plan(x_shape, indices_shape)
+        Request::new(options).plan(x_shape, indices_shape)
     }
 
     /// `[N, C, D1..Dk]`: the shape of `x` and of the indices.
@@ -243,6 +241,15 @@ pub(crate) enum IndexPlane {
     Inferred,
 }
 
+/// An explicit output size, for any rank.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum RequestedSize {
+    /// `[O1..Ok]`.
+    Spatial(Vec<usize>),
+    /// `[N, C, O1..Ok]`.
+    Full(Vec<usize>),
+}
+
 /// What a plan is built from, for any rank: the options of `max_unpool`, or ONNX attributes.
 #[derive(Clone, Debug)]
 pub(crate) struct Request {
@@ -257,20 +264,18 @@ pub(crate) struct Request {
 }
 
 impl Request {
-    /// The index tensor of `indices`, and this request for it: the indices of this crate's pool
-    /// bring the pool's geometry and input size.
-    pub(crate) fn with_indices<const R: usize>(
-        mut self,
-        indices: UnpoolIndices<R>,
-    ) -> Result<(Tensor<R, Int>, Self), UnpoolError> {
-        match indices {
-            UnpoolIndices::Raw(indices) => Ok((indices, self)),
-            UnpoolIndices::Pooled(pooled) => {
-                let (indices, geometry, input_size) = pooled.into_parts();
-                self.geometry = geometry;
-                self.pool_input = Some(input_size);
-                Ok((indices, self))
-            }
+    /// The request of `max_unpool`'s options.
+    pub(crate) fn new<const D: usize>(options: &MaxUnpoolOptions<D>) -> Self {
+        Self {
+            geometry: options.geometry(),
+            output_size: options.output_size.as_ref().map(|size| match size {
+                OutputSize::Spatial(spatial) => RequestedSize::Spatial(spatial.to_vec()),
+                OutputSize::Full(full) => RequestedSize::Full(full.clone()),
+            }),
+            layout: options.index_layout,
+            index_plane: IndexPlane::Output,
+            check_indices: options.check_indices,
+            pool_input: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! Autodiff: the exact gradient of the forward, written by hand.
 //!
 //! `max_unpool` and `max_unpool_backward` are adjoint linear maps of their float input, so each
-//! one's backward is the other: gradients of gradients work too.
+//! one's backward is the other: gradients of gradients work too. The pool's gradient is its own
+//! backward op; that op's gradient is a gather at the indices, plane by plane.
 
 use burn::backend::autodiff::{
     Autodiff,
@@ -10,10 +11,11 @@ use burn::backend::autodiff::{
     ops::{Backward, Ops, OpsKind},
 };
 use burn::backend::tensor::{FloatTensor as Float, IntTensor as Int};
+use burn::tensor::Shape;
 
 use super::{UnpoolBackend, run};
-use crate::UnpoolPlan;
 use crate::plan::Direction;
+use crate::{PoolPlan, UnpoolPlan};
 
 /// The backward of a node that applied `Direction`: the other direction.
 #[derive(Debug)]
@@ -64,7 +66,101 @@ fn apply<B: UnpoolBackend, C: CheckpointStrategy>(
     }
 }
 
+/// The backward of the pool: each window's gradient goes to its index.
+#[derive(Debug)]
+struct PoolBackward;
+
+impl<B: UnpoolBackend> Backward<B, 1> for PoolBackward {
+    type State = (Int<B>, PoolPlan);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 1>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let [parent] = ops.parents;
+        let grad = grads.consume::<B>(&ops.node);
+        let (indices, plan) = ops.state;
+        if let Some(parent) = parent {
+            let dx = B::max_pool_with_indices_backward(grad, indices, plan);
+            grads.register::<B>(parent.id, dx);
+        }
+    }
+}
+
+/// The backward of the pool's backward (linear in the pooled gradient): the gradient of `x` read
+/// at each window's index, `[planes, input plane]` gathered by `[planes, output plane]`.
+#[derive(Debug)]
+struct PoolGradientBackward;
+
+impl<B: UnpoolBackend> Backward<B, 1> for PoolGradientBackward {
+    type State = (Int<B>, PoolPlan);
+
+    fn backward(
+        self,
+        ops: Ops<Self::State, 1>,
+        grads: &mut Gradients,
+        _checkpointer: &mut Checkpointer,
+    ) {
+        let [parent] = ops.parents;
+        let grad = grads.consume::<B>(&ops.node);
+        let (indices, plan) = ops.state;
+        if let Some(parent) = parent {
+            let planes = plan.planes();
+            let grad = B::float_reshape(grad, Shape::new([planes, plan.input_plane_len()]));
+            let indices = B::int_reshape(indices, Shape::new([planes, plan.output_plane_len()]));
+            let pooled = B::float_gather(1, grad, indices);
+            let pooled = B::float_reshape(pooled, Shape::from(plan.output_shape()));
+            grads.register::<B>(parent.id, pooled);
+        }
+    }
+}
+
 impl<B: UnpoolBackend, C: CheckpointStrategy> UnpoolBackend for Autodiff<B, C> {
+    fn max_pool_with_indices(x: Float<Self>, plan: PoolPlan) -> (Float<Self>, Int<Self>) {
+        match PoolBackward
+            .prepare::<C>([x.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let (values, indices) = B::max_pool_with_indices(x.into_primitive(), plan.clone());
+                (prep.finish((indices.clone(), plan), values), indices)
+            }
+            OpsKind::UnTracked(prep) => {
+                let (values, indices) = B::max_pool_with_indices(x.into_primitive(), plan);
+                (prep.finish(values), indices)
+            }
+        }
+    }
+
+    fn max_pool_with_indices_backward(
+        grad: Float<Self>,
+        indices: Int<Self>,
+        plan: PoolPlan,
+    ) -> Float<Self> {
+        match PoolGradientBackward
+            .prepare::<C>([grad.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let dx = B::max_pool_with_indices_backward(
+                    grad.into_primitive(),
+                    indices.clone(),
+                    plan.clone(),
+                );
+                prep.finish((indices, plan), dx)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::max_pool_with_indices_backward(
+                grad.into_primitive(),
+                indices,
+                plan,
+            )),
+        }
+    }
+
     fn max_unpool(x: Float<Self>, indices: Int<Self>, plan: UnpoolPlan) -> Float<Self> {
         apply::<B, C>(Direction::Forward, x, indices, plan)
     }

@@ -18,9 +18,10 @@ use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, TensorMetadata, backend_extension};
 use burn::tensor::{Shape, TensorData, read_sync};
 
-use crate::UnpoolPlan;
 use crate::kernel::host::{self, HostTensor};
+use crate::kernel::pool as pool_kernel;
 use crate::plan::Direction;
+use crate::{PoolPlan, UnpoolPlan};
 
 /// Backends with their own unpooling kernels: Flex, NdArray and the CubeCL devices (feature
 /// `wgpu`), with and without Fusion and Autodiff.
@@ -89,6 +90,27 @@ pub trait UnpoolBackend: Backend {
         plan: UnpoolPlan,
     ) -> FloatTensor<Self>;
 
+    /// Max-pools `x` as `plan` says: the pooled values and, per `(n, c)` plane, the row-major
+    /// position of each in the unpadded input (of dtype `plan.index_dtype()`).
+    ///
+    /// Each window's first maximum in scan order, or its last NaN where it holds NaNs; every
+    /// index lies inside its own window, so padding never wins.
+    #[fusion(meta = pool_outputs)]
+    fn max_pool_with_indices(
+        x: FloatTensor<Self>,
+        plan: PoolPlan,
+    ) -> (FloatTensor<Self>, IntTensor<Self>);
+
+    /// The gradient of the pool's `x` for the pooled values' gradient `grad`: each window's
+    /// gradient added at its index (written once where the windows are disjoint), in a fixed
+    /// order, so every run gives the same bits.
+    #[fusion(dtype = grad, shape = plan.checked_pool_input_shape(grad, indices))]
+    fn max_pool_with_indices_backward(
+        grad: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        plan: PoolPlan,
+    ) -> FloatTensor<Self>;
+
     /// A `[1]` tensor of dtype `U32`: 1 when some index is outside its valid range, else 0.
     ///
     /// The default body reads the indices to the host; the GPU devices answer on the device, so
@@ -120,6 +142,33 @@ pub(crate) fn run<B: UnpoolBackend>(
     match direction {
         Direction::Forward => B::max_unpool(input, indices, plan),
         Direction::Backward => B::max_unpool_backward(input, indices, plan),
+    }
+}
+
+/// The pool's outputs as Fusion registers them: the values, of `x`'s dtype, and the indices.
+#[cfg(feature = "wgpu")]
+fn pool_outputs(
+    x: &burn::backend::fusion::custom::TensorSpec,
+    plan: &PoolPlan,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    use burn::backend::fusion::custom::TensorSpec;
+    plan.assert_input("max_pool_with_indices", &x.shape);
+    let shape = Shape::from(plan.output_shape());
+    (
+        TensorSpec::new(shape.clone(), x.dtype),
+        TensorSpec::new(shape, plan.index_dtype()),
+    )
+}
+
+impl PoolPlan {
+    /// `x`'s shape, after checking the gradient and the indices against this plan.
+    #[track_caller]
+    pub(crate) fn checked_pool_input_shape(&self, grad: &[usize], indices: &[usize]) -> Shape {
+        self.assert_pooled("max_pool_with_indices_backward", grad, indices);
+        Shape::from(self.input_shape())
     }
 }
 
@@ -186,6 +235,18 @@ macro_rules! host_backend {
                 use $crate::plan::Direction::Backward;
                 $crate::backend::run_on_host(Backward, grad, indices, plan, $view, $wrap)
             }
+
+            fn max_pool_with_indices(x: $tensor, plan: $crate::PoolPlan) -> ($tensor, $tensor) {
+                $crate::backend::pool_on_host(x, plan, $view, $wrap)
+            }
+
+            fn max_pool_with_indices_backward(
+                grad: $tensor,
+                indices: $tensor,
+                plan: $crate::PoolPlan,
+            ) -> $tensor {
+                $crate::backend::pool_backward_on_host(grad, indices, plan, $view, $wrap)
+            }
         }
     };
 }
@@ -204,6 +265,35 @@ pub(crate) fn run_on_host<T: TensorMetadata>(
     let (input, indices) = (view(&input), view(&indices));
     let data = host::run(direction, input.tensor(), indices.tensor(), &plan);
     wrap(crate::error::or_panic(data))
+}
+
+/// [`UnpoolBackend::max_pool_with_indices`] on the host kernels.
+pub(crate) fn pool_on_host<T: TensorMetadata>(
+    x: T,
+    plan: PoolPlan,
+    view: for<'a> fn(&'a T) -> HostView<'a>,
+    wrap: fn(TensorData) -> T,
+) -> (T, T) {
+    plan.assert_input("max_pool_with_indices", &x.shape());
+    let (values, indices) = pool_kernel::run_pool(view(&x).tensor(), &plan);
+    (wrap(values), wrap(indices))
+}
+
+/// [`UnpoolBackend::max_pool_with_indices_backward`] on the host kernels.
+pub(crate) fn pool_backward_on_host<T: TensorMetadata>(
+    grad: T,
+    indices: T,
+    plan: PoolPlan,
+    view: for<'a> fn(&'a T) -> HostView<'a>,
+    wrap: fn(TensorData) -> T,
+) -> T {
+    plan.checked_pool_input_shape(&grad.shape(), &indices.shape());
+    let (grad, indices) = (view(&grad), view(&indices));
+    wrap(pool_kernel::run_pool_backward(
+        grad.tensor(),
+        indices.tensor(),
+        &plan,
+    ))
 }
 
 /// The trait method that runs `direction`.

@@ -7,6 +7,7 @@ use burn::tensor::{DType, TensorData};
 use bytemuck::Pod;
 
 use crate::UnpoolPlan;
+use crate::checks::value_width;
 use crate::error::UnpoolError;
 use crate::plan::Direction;
 
@@ -21,7 +22,7 @@ pub(crate) struct HostTensor<'a> {
 
 impl<'a> HostTensor<'a> {
     /// The elements as `E`, borrowed when the bytes are aligned for it (as tensor storage is).
-    fn elements<E: Pod>(self) -> Cow<'a, [E]> {
+    pub(crate) fn elements<E: Pod>(self) -> Cow<'a, [E]> {
         match bytemuck::try_cast_slice(self.bytes) {
             Ok(slice) => Cow::Borrowed(slice),
             Err(_) => Cow::Owned(bytemuck::pod_collect_to_vec(self.bytes)),
@@ -78,12 +79,6 @@ macro_rules! with_index_type {
         };
         with_element_types!(values, $indices, |_E, $I| $body)
     }};
-}
-
-/// The byte width of a value dtype the op unpools: every float and integer dtype (not `Bool`,
-/// not quantized).
-pub(crate) fn value_width(dtype: DType) -> Option<usize> {
-    (dtype.is_float() || dtype.is_int() || dtype.is_uint()).then(|| dtype.size())
 }
 
 #[track_caller]

@@ -9,6 +9,7 @@ mod buffer;
 mod gather;
 pub(crate) mod host;
 mod placement;
+pub(crate) mod pool;
 mod scan;
 mod scatter;
 mod winners;

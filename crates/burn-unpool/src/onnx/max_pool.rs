@@ -7,8 +7,9 @@ use burn_unpool_shape::{AutoPad, onnx_pads_to_pairs};
 use super::per_plane_to_global;
 use crate::UnpoolKind;
 use crate::error::or_panic_with;
-use crate::options::PoolGeometry;
-use crate::pool::windows::{IndexOrder, PoolSpec, max_pool};
+use crate::geometry::PoolGeometry;
+use crate::pool::PoolSpec;
+use crate::pool::windows::{IndexOrder, max_pool};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
 ///

@@ -20,8 +20,8 @@ use crate::IndexLayout;
 use crate::UnpoolPlan;
 use crate::error::{UnpoolError, or_panic};
 use crate::functional::{plan_for, unpool};
-use crate::options::{PoolGeometry, RequestedSize};
-use crate::plan::{IndexPlane, Request};
+use crate::geometry::PoolGeometry;
+use crate::plan::{IndexPlane, Request, RequestedSize};
 
 /// The attributes of an ONNX `MaxUnpool` node (opsets 9, 11, 22).
 ///

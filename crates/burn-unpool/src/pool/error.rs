@@ -33,6 +33,11 @@ pub(crate) enum PoolError {
         input: usize,
         padding: (usize, usize),
     },
+    /// Values of a dtype the device cannot compute with.
+    ValueDType {
+        dtype: burn::tensor::DType,
+        device: String,
+    },
     /// More window positions than memory can list.
     TooManyWindows {
         output: Vec<usize>,
@@ -74,6 +79,11 @@ impl fmt::Display for PoolError {
                 f,
                 "max_pool: window {cell} of axis {axis} (size {input}, padding {padding:?}) lies \
                  entirely in the padding; the padding must leave every window an input element"
+            ),
+            Self::ValueDType { dtype, device } => write!(
+                f,
+                "max_pool: values of dtype {dtype:?} cannot be pooled on {device}, which cannot \
+                 compute with them"
             ),
             Self::TooManyWindows { output, kernel } => write!(
                 f,

@@ -2,7 +2,7 @@
 
 use burn::tensor::{Int, Tensor};
 
-use crate::options::PoolGeometry;
+use crate::geometry::PoolGeometry;
 
 /// The indices of a max pool's maxima, with the pool that produced them and its input size.
 ///
@@ -33,9 +33,9 @@ use crate::options::PoolGeometry;
 /// ```
 #[derive(Clone, Debug)]
 pub struct PoolIndices<const R: usize> {
-    pub(super) indices: Tensor<R, Int>,
-    pub(super) pool: PoolGeometry,
-    pub(super) input_size: Vec<usize>,
+    pub(crate) indices: Tensor<R, Int>,
+    pub(crate) pool: PoolGeometry,
+    pub(crate) input_size: Vec<usize>,
 }
 
 impl<const R: usize> PoolIndices<R> {

@@ -7,18 +7,10 @@
 //! gather backward: a scatter-add, which sums where overlapping windows share a maximum.
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use burn_unpool_shape::pool_output_size;
 
 use super::error::PoolError;
+use super::plan::{AxisWindows, PoolSpec};
 use crate::UnpoolKind;
-use crate::options::PoolGeometry;
-
-/// The pool: its geometry (the one its indices carry), and how it rounds its output size.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PoolSpec {
-    pub geometry: PoolGeometry,
-    pub ceil_mode: bool,
-}
 
 /// The position a window reports for its maximum, inside its plane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,40 +51,7 @@ impl Windows {
     /// would not fit memory.
     pub fn new(pool: &PoolSpec, input: &[usize], order: IndexOrder) -> Result<Self, PoolError> {
         let dims = input.len();
-        for (name, values) in [
-            ("kernel_size", &pool.geometry.kernel_size),
-            ("stride", &pool.geometry.stride),
-            ("dilation", &pool.geometry.dilation),
-        ] {
-            if values.len() != dims {
-                return Err(PoolError::Length {
-                    name,
-                    values: values.clone(),
-                    dims,
-                });
-            }
-            if values.contains(&0) {
-                return Err(PoolError::Zero {
-                    name,
-                    values: values.clone(),
-                });
-            }
-        }
-        if pool.geometry.padding.len() != dims {
-            return Err(PoolError::Length {
-                name: "padding",
-                values: pool
-                    .geometry
-                    .padding
-                    .iter()
-                    .flat_map(|&(b, e)| [b, e])
-                    .collect(),
-                dims,
-            });
-        }
-        let axes = (0..dims)
-            .map(|axis| AxisWindows::new(pool, input, axis))
-            .collect::<Result<Vec<_>, _>>()?;
+        let axes = AxisWindows::of(pool, input)?;
         let output: Vec<usize> = axes.iter().map(|a| a.outputs).collect();
         let kernel = &pool.geometry.kernel_size;
         let len = output
@@ -123,7 +82,7 @@ impl Windows {
             for k in 0..window {
                 let (mut source, mut column, mut inside) = (0, 0, true);
                 for (a, axis) in axes.iter().enumerate() {
-                    let (position, axis_inside) = axis.position(cell[a], offset[a]);
+                    let (position, axis_inside) = position(axis, cell[a], offset[a]);
                     source += position * row_strides[a];
                     column += position * column_strides[a];
                     inside &= axis_inside;
@@ -152,79 +111,12 @@ impl Windows {
     }
 }
 
-/// The windows of one axis.
-struct AxisWindows {
-    outputs: usize,
-    input: usize,
-    stride: usize,
-    dilation: usize,
-    padding_begin: usize,
-}
-
-impl AxisWindows {
-    fn new(pool: &PoolSpec, input: &[usize], axis: usize) -> Result<Self, PoolError> {
-        let windows = Self {
-            outputs: 0,
-            input: input[axis],
-            stride: pool.geometry.stride[axis],
-            dilation: pool.geometry.dilation[axis],
-            padding_begin: pool.geometry.padding[axis].0,
-        };
-        let size = pool_output_size(
-            input[axis],
-            pool.geometry.kernel_size[axis],
-            pool.geometry.stride[axis],
-            pool.geometry.padding[axis],
-            pool.geometry.dilation[axis],
-            pool.ceil_mode,
-        );
-        let outputs = usize::try_from(size)
-            .ok()
-            .filter(|&outputs| outputs > 0)
-            .ok_or_else(|| PoolError::NoOutput {
-                axis,
-                input: input[axis],
-                kernel: pool.geometry.kernel_size[axis],
-                padding: pool.geometry.padding[axis],
-                dilation: pool.geometry.dilation[axis],
-            })?;
-        let windows = Self { outputs, ..windows };
-        // Windows are equally spaced, so only the first and the last can lie in the padding.
-        for cell in [0, outputs - 1] {
-            let reaches_input = (0..pool.geometry.kernel_size[axis])
-                .any(|offset| windows.coordinate(cell, offset).is_some());
-            if !reaches_input {
-                return Err(PoolError::WindowInPadding {
-                    axis,
-                    cell,
-                    input: input[axis],
-                    padding: pool.geometry.padding[axis],
-                });
-            }
-        }
-        Ok(windows)
-    }
-
-    /// The input coordinate of `offset` in window `cell`, or `None` in the padding.
-    fn coordinate(&self, cell: usize, offset: usize) -> Option<usize> {
-        let position = (cell as i128) * (self.stride as i128)
-            + (offset as i128) * (self.dilation as i128)
-            - self.padding_begin as i128;
-        usize::try_from(position).ok().filter(|&p| p < self.input)
-    }
-
-    /// The coordinate `offset` of window `cell` reads, and whether it is inside the input: the
-    /// window's first coordinate inside for an offset in the padding.
-    fn position(&self, cell: usize, offset: usize) -> (usize, bool) {
-        match self.coordinate(cell, offset) {
-            Some(position) => (position, true),
-            None => {
-                let first = (0..)
-                    .find_map(|o| self.coordinate(cell, o))
-                    .expect("checked: every window reaches the input");
-                (first, false)
-            }
-        }
+/// The coordinate `offset` of window `cell` reads, and whether it is inside the input: the
+/// window's first coordinate inside for an offset in the padding.
+fn position(axis: &AxisWindows, cell: usize, offset: usize) -> (usize, bool) {
+    match axis.coordinate(cell, offset) {
+        Some(position) => (position, true),
+        None => (axis.taps(cell).0, false),
     }
 }
 
@@ -330,6 +222,7 @@ pub(crate) fn max_pool<const R: usize, K: UnpoolKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geometry::PoolGeometry;
 
     fn spec(
         kernel: &[usize],

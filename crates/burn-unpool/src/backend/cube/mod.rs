@@ -7,6 +7,7 @@
 //! functions run other plans with the portable composition.
 
 mod kernels;
+mod pool;
 
 use burn::backend::TensorMetadata;
 use burn::tensor::{DType, Shape};
@@ -20,7 +21,7 @@ use cubecl::{CubeDim, calculate_cube_count_elemwise};
 use super::UnpoolBackend;
 use crate::diagnostics;
 use crate::plan::Direction;
-use crate::{IndexLayout, UnpoolPlan};
+use crate::{IndexLayout, PoolPlan, UnpoolPlan};
 use kernels::{CellGeometryLaunch, IndexGeometryLaunch};
 
 impl UnpoolBackend for CubeBackend {
@@ -42,9 +43,23 @@ impl UnpoolBackend for CubeBackend {
         plan.checked_flag_shape(&indices.shape());
         KernelIndices::new(&plan, indices).invalid_index_flag()
     }
+
+    fn max_pool_with_indices(x: CubeTensor, plan: PoolPlan) -> (CubeTensor, CubeTensor) {
+        pool::max_pool(x, &plan)
+    }
+
+    fn max_pool_with_indices_backward(
+        grad: CubeTensor,
+        indices: CubeTensor,
+        plan: PoolPlan,
+    ) -> CubeTensor {
+        pool::max_pool_backward(grad, indices, &plan)
+    }
 }
 
-/// Whether the kernels address `plan`: at most three spatial axes, indices read in the output
+pub(crate) use pool::addresses as addresses_pool;
+
+/// Whether the unpooling kernels address `plan`: at most three spatial axes, indices read in the output
 /// plane, sizes below `u32::MAX` so that a winner `p + 1` fits a word, and cells whose arithmetic
 /// (`w * stride + pad` for every window `w`, `c + pad` for every output coordinate `c`) stays
 /// below it too, as the kernels may compute in 32 bits.

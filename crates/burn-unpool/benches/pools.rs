@@ -1,0 +1,309 @@
+//! Medians of the max pools with indices: this crate's pools beside Burn's own
+//! `max_pool2d_with_indices` (2-d, at the SegNet encoder shapes) and beside the composition of
+//! Burn tensor ops that devices without kernels run (3-d, volumetric shapes), forward and
+//! forward + backward (autodiff: the pool, then `backward()` of its values). Printed as a table,
+//! or JSON lines with `--json`, which `compare_peers.py --pools` reads beside PyTorch.
+//!
+//! `cargo bench -p burn-unpool --bench pools -- [--json] [--batches 1,4,12] [--runs 7]
+//! [--only s1] [--calls 20] [--gpu]`
+//!
+//! With `--features wgpu` and `--gpu`, the 2-d pools run on the default wgpu device (fused), beside
+//! Burn's own pool there, timed as `latency` (a sync after each call) and `throughput` (`--calls`
+//! calls queued, one sync, per call); the CPU devices run each call to its end (`latency` only).
+
+// NdArray is deprecated in Burn 0.22 but still shipped; it is measured beside Flex.
+#![allow(deprecated)]
+
+mod support;
+
+use std::time::Instant;
+
+use burn::tensor::module;
+use burn::tensor::ops::MaxPoolOptions;
+use burn::tensor::{Device, Tensor, TensorData};
+use burn_unpool::{bench_support, max_pool_with_indices};
+use support::{median, median_ms};
+
+struct Args {
+    json: bool,
+    batches: Vec<usize>,
+    runs: usize,
+    calls: usize,
+    only: Option<String>,
+    gpu: bool,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        json: false,
+        batches: vec![1, 4, 12],
+        runs: 7,
+        calls: 20,
+        only: None,
+        gpu: false,
+    };
+    let mut it = std::env::args().skip(1);
+    let number = |value: Option<String>| -> usize {
+        value
+            .and_then(|v| v.parse().ok())
+            .expect("a number after --runs / --calls")
+    };
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--json" => args.json = true,
+            "--batches" => {
+                args.batches = it
+                    .next()
+                    .expect("--batches 1,4,12")
+                    .split(',')
+                    .map(|b| b.parse().expect("a batch size"))
+                    .collect()
+            }
+            "--runs" => args.runs = number(it.next()),
+            "--calls" => args.calls = number(it.next()),
+            "--only" => args.only = it.next(),
+            "--gpu" => args.gpu = true,
+            "--bench" => {}
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    args
+}
+
+/// One pool workload: `x`'s shape and the pool.
+struct Workload {
+    name: String,
+    shape: Vec<usize>,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+}
+
+impl Workload {
+    fn options<const D: usize>(&self) -> MaxPoolOptions<D> {
+        MaxPoolOptions::new([self.kernel; D])
+            .with_stride([self.stride; D])
+            .with_padding([self.padding; D])
+    }
+
+    fn x<const R: usize>(&self, device: &Device) -> Tensor<R> {
+        let len: usize = self.shape.iter().product();
+        let values = support::values(len);
+        Tensor::from_data(TensorData::new(values, self.shape.clone()), device)
+    }
+}
+
+/// The SegNet encoder's pools (CamVid 360 x 480): 2 x 2, stride 2, at `batch`.
+fn segnet(batch: usize) -> Vec<Workload> {
+    [
+        ("s1", 64, 360, 480),
+        ("s2", 128, 180, 240),
+        ("s3", 256, 90, 120),
+        ("s4", 512, 45, 60),
+    ]
+    .into_iter()
+    .map(|(name, c, h, w)| Workload {
+        name: name.to_string(),
+        shape: vec![batch, c, h, w],
+        kernel: 2,
+        stride: 2,
+        padding: 0,
+    })
+    .collect()
+}
+
+/// Volumetric pools (3D U-Net, V-Net sizes).
+fn volumes() -> Vec<Workload> {
+    let volume = |name: &str, shape: [usize; 5], kernel, stride, padding| Workload {
+        name: name.to_string(),
+        shape: shape.to_vec(),
+        kernel,
+        stride,
+        padding,
+    };
+    vec![
+        volume("v1", [1, 16, 32, 64, 64], 2, 2, 0),
+        volume("v2", [2, 32, 16, 32, 32], 2, 2, 0),
+        volume("v3", [1, 16, 32, 32, 32], 3, 2, 1),
+    ]
+}
+
+/// How a time was taken.
+#[derive(Clone, Copy)]
+enum Mode {
+    Latency,
+    Throughput,
+}
+
+fn report(args: &Args, workload: &Workload, what: &str, backend: &str, mode: Mode, ms: f64) {
+    let mode = match mode {
+        Mode::Latency => "latency",
+        Mode::Throughput => "throughput",
+    };
+    let shape = format!("{:?}", workload.shape);
+    if args.json {
+        println!(
+            r#"{{"shape":"{}","dims":"{shape}","what":"{what}","backend":"{backend}","mode":"{mode}","median_ms":{ms:.4}}}"#,
+            workload.name
+        );
+    } else {
+        println!(
+            "{:<4} {shape:<24} {what:<28} {backend:<8} {mode:<10} {ms:>10.3} ms",
+            workload.name
+        );
+    }
+}
+
+/// The median per call of `op` on `device` in `mode`; `op` returns what must live until a sync.
+fn time_mode<T>(args: &Args, device: &Device, mode: Mode, op: &dyn Fn() -> T) -> f64 {
+    let sync = || device.sync().expect("the device syncs");
+    match mode {
+        Mode::Latency => median_ms(2, args.runs, || {
+            let out = op();
+            sync();
+            out
+        }),
+        Mode::Throughput => {
+            let batch = || {
+                sync();
+                let start = Instant::now();
+                let results: Vec<T> = (0..args.calls).map(|_| op()).collect();
+                sync();
+                let per_call = start.elapsed().as_secs_f64() * 1e3 / args.calls as f64;
+                drop(results);
+                per_call
+            };
+            batch();
+            median((0..args.runs).map(|_| batch()))
+        }
+    }
+}
+
+/// A pool under test: its name and the function.
+type Pool<const R: usize> = (&'static str, fn(Tensor<R>, &Workload) -> Tensor<R>);
+
+fn ours<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R> {
+    let (pooled, indices) = max_pool_with_indices(x, &w.options::<D>());
+    // The indices are part of the result: keep them computed.
+    drop(indices);
+    pooled
+}
+
+fn burn2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
+    module::max_pool2d_with_indices(x, w.options::<2>()).0
+}
+
+fn composed<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R> {
+    bench_support::composed_max_pool(x, &w.options::<D>()).0
+}
+
+/// Forward, and forward + backward under autodiff, of every pool on `device`.
+fn time_pools<const R: usize>(
+    args: &Args,
+    workload: &Workload,
+    backend: &str,
+    device: &Device,
+    pools: &[Pool<R>],
+    modes: &[Mode],
+) {
+    let x = workload.x::<R>(device);
+    let autodiff = device.clone().autodiff();
+    let x_grad = workload.x::<R>(&autodiff);
+    for &(name, pool) in pools {
+        for &mode in modes {
+            let forward = || pool(x.clone(), workload);
+            let ms = time_mode(args, device, mode, &forward);
+            report(
+                args,
+                workload,
+                &format!("{name}_forward"),
+                backend,
+                mode,
+                ms,
+            );
+            let forward_backward = || {
+                let x = x_grad.clone().require_grad();
+                pool(x.clone(), workload).backward()
+            };
+            let ms = time_mode(args, device, mode, &forward_backward);
+            report(
+                args,
+                workload,
+                &format!("{name}_forward_backward"),
+                backend,
+                mode,
+                ms,
+            );
+        }
+    }
+}
+
+fn main() {
+    let args = args();
+    if !args.json {
+        let on = if args.gpu {
+            format!(
+                "the default wgpu device; latency: a sync after each call; throughput: {} calls, \
+                 one sync",
+                args.calls
+            )
+        } else {
+            format!("{} threads", rayon::current_num_threads())
+        };
+        println!(
+            "burn-unpool pool timings: f32, median of {} runs after 2 warm-up runs, {on}",
+            args.runs
+        );
+    }
+    let wanted = |w: &Workload| args.only.as_deref().is_none_or(|o| o == w.name);
+    let pools_2d: [Pool<4>; 2] = [("ours", ours::<2, 4>), ("burn", burn2d)];
+    if args.gpu {
+        gpu(&args, &pools_2d, &wanted);
+        return;
+    }
+    for batch in &args.batches {
+        for workload in segnet(*batch).iter().filter(|w| wanted(w)) {
+            for (backend, device, _) in support::cpu_devices() {
+                time_pools(
+                    &args,
+                    workload,
+                    backend,
+                    &device,
+                    &pools_2d,
+                    &[Mode::Latency],
+                );
+            }
+        }
+    }
+    let pools_3d: [Pool<5>; 2] = [("ours", ours::<3, 5>), ("composed", composed::<3, 5>)];
+    for workload in volumes().iter().filter(|w| wanted(w)) {
+        for (backend, device, _) in support::cpu_devices() {
+            time_pools(
+                &args,
+                workload,
+                backend,
+                &device,
+                &pools_3d,
+                &[Mode::Latency],
+            );
+        }
+    }
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn gpu(_: &Args, _: &[Pool<4>], _: &dyn Fn(&Workload) -> bool) {
+    panic!(
+        "--gpu needs the `wgpu` feature: cargo bench -p burn-unpool --features wgpu --bench pools -- --gpu"
+    );
+}
+
+#[cfg(feature = "wgpu")]
+fn gpu(args: &Args, pools: &[Pool<4>], wanted: &dyn Fn(&Workload) -> bool) {
+    let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+    for batch in &args.batches {
+        for workload in segnet(*batch).iter().filter(|w| wanted(w)) {
+            let modes = [Mode::Latency, Mode::Throughput];
+            time_pools(args, workload, "wgpu", &device, pools, &modes);
+        }
+    }
+}

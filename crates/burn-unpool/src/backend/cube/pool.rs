@@ -1,0 +1,287 @@
+//! The max pool with indices on CubeCL devices.
+//!
+//! Forward: one unit per pooled element scans its window's input elements from the first, as the
+//! CPU kernel does (larger or NaN replaces), so the indices are the same on every device and each
+//! lies in its own window. Backward: one unit per input element adds the gradients of the windows
+//! that cover it and report it as their index, in window order: no atomics, no races, the same
+//! bits every run. Where the windows are disjoint, at most one window covers an element, so every
+//! element is written once with its window's gradient.
+
+use burn::backend::TensorMetadata;
+use burn::tensor::Shape;
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::ir::dialect::math::IsNanOp;
+use cubecl::prelude::*;
+
+use super::{empty, launch_grid, storage_type};
+use crate::PoolPlan;
+
+/// The pool's windows as the kernels read them: three axes, leading ones of size 1.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct PoolWindows {
+    /// Elements of `x`.
+    in_len: usize,
+    /// Elements of the pooled tensor.
+    out_len: usize,
+    /// Elements of one input plane.
+    in_plane: usize,
+    /// Elements of one pooled plane.
+    out_plane: usize,
+    /// Spatial sizes of `x`.
+    input: Sequence<usize>,
+    /// Spatial sizes of the pooled tensor: the number of windows on each axis.
+    output: Sequence<usize>,
+    kernel: Sequence<usize>,
+    stride: Sequence<usize>,
+    dilation: Sequence<usize>,
+    /// Padding at the beginning of each axis.
+    pad: Sequence<usize>,
+}
+
+/// The input elements of window `w` on `axis`: the first one's coordinate and how many there
+/// are, `dilation` apart. The plan guarantees at least one.
+#[cube]
+fn taps(w: usize, windows: &PoolWindows, #[comptime] axis: usize) -> (usize, usize) {
+    let start = w * windows.stride[axis];
+    let pad = windows.pad[axis];
+    let d = windows.dilation[axis];
+    let mut first = 0;
+    if start < pad {
+        first = (pad - start + d - 1) / d;
+    }
+    let limit = pad + windows.input[axis];
+    let mut end = 0;
+    if start < limit {
+        end = (limit - start + d - 1) / d;
+    }
+    if end > windows.kernel[axis] {
+        end = windows.kernel[axis];
+    }
+    (start + first * d - pad, end - first)
+}
+
+/// The windows `[lo, hi)` on `axis` whose span reaches input coordinate `c`.
+#[cube]
+fn covering(c: usize, windows: &PoolWindows, #[comptime] axis: usize) -> (usize, usize) {
+    let q = c + windows.pad[axis];
+    let reach = (windows.kernel[axis] - 1) * windows.dilation[axis];
+    let s = windows.stride[axis];
+    let mut lo = 0;
+    if q > reach {
+        lo = (q - reach + s - 1) / s;
+    }
+    let mut hi = q / s + 1;
+    if hi > windows.output[axis] {
+        hi = windows.output[axis];
+    }
+    (lo, hi)
+}
+
+/// Whether `value` is NaN (the float-only IR operation: a `value != value` may be folded away).
+#[cube]
+fn is_nan<F: Float>(value: F) -> bool {
+    intrinsic!(|scope| {
+        let value = value.read_value(scope);
+        let is_nan = IsNanOp::new(scope.ctx_mut(), value);
+        scope.register_with_result(&is_nan).into()
+    })
+}
+
+/// The forward: every unit pools one window.
+#[cube(launch_unchecked)]
+pub(super) fn max_pool_windows<F: Float, I: Int>(
+    x: &Tensor<F>,
+    values: &mut Tensor<F>,
+    indices: &mut Tensor<I>,
+    windows: PoolWindows,
+    #[define(F, I)] _dtypes: [ElemType; 2],
+) {
+    let o = ABSOLUTE_POS;
+    if o >= windows.out_len {
+        terminate!();
+    }
+    let plane = o / windows.out_plane;
+    let local = o - plane * windows.out_plane;
+    let w2 = local % windows.output[2];
+    let rest = local / windows.output[2];
+    let w1 = rest % windows.output[1];
+    let w0 = rest / windows.output[1];
+    let (first0, count0) = taps(w0, &windows, 0usize);
+    let (first1, count1) = taps(w1, &windows, 1usize);
+    let (first2, count2) = taps(w2, &windows, 2usize);
+    let height = windows.input[1];
+    let width = windows.input[2];
+    let base = plane * windows.in_plane;
+    let mut best_at = (first0 * height + first1) * width + first2;
+    let mut best = x[base + best_at];
+    for t0 in 0..count0 {
+        let i0 = first0 + t0 * windows.dilation[0];
+        for t1 in 0..count1 {
+            let row = (i0 * height + first1 + t1 * windows.dilation[1]) * width + first2;
+            for t2 in 0..count2 {
+                let at = row + t2 * windows.dilation[2];
+                let value = x[base + at];
+                if value > best || is_nan::<F>(value) {
+                    best = value;
+                    best_at = at;
+                }
+            }
+        }
+    }
+    values[o] = best;
+    indices[o] = I::cast_from(best_at);
+}
+
+/// The backward: every unit sums, in window order, the gradients of the windows whose index is
+/// its element.
+#[cube(launch_unchecked)]
+pub(super) fn max_pool_gradient<F: Float, I: Int>(
+    grad: &Tensor<F>,
+    indices: &Tensor<I>,
+    dx: &mut Tensor<F>,
+    windows: PoolWindows,
+    #[define(F, I)] _dtypes: [ElemType; 2],
+) {
+    let p = ABSOLUTE_POS;
+    if p >= windows.in_len {
+        terminate!();
+    }
+    let plane = p / windows.in_plane;
+    let local = p - plane * windows.in_plane;
+    let c2 = local % windows.input[2];
+    let rest = local / windows.input[2];
+    let c1 = rest % windows.input[1];
+    let c0 = rest / windows.input[1];
+    let (lo0, hi0) = covering(c0, &windows, 0usize);
+    let (lo1, hi1) = covering(c1, &windows, 1usize);
+    let (lo2, hi2) = covering(c2, &windows, 2usize);
+    let base = plane * windows.out_plane;
+    let target = I::cast_from(local);
+    let mut sum = F::from_int(0);
+    for w0 in lo0..hi0 {
+        for w1 in lo1..hi1 {
+            let row = base + (w0 * windows.output[1] + w1) * windows.output[2];
+            for w2 in lo2..hi2 {
+                let o = row + w2;
+                if indices[o] == target {
+                    sum += grad[o];
+                }
+            }
+        }
+    }
+    dx[p] = sum;
+}
+
+/// Whether the kernels address `plan`: every position they compute fits 32 bits.
+pub(crate) fn addresses(plan: &PoolPlan) -> bool {
+    let len = |shape: &[usize]| shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    let padded = plan
+        .axes3()
+        .iter()
+        .map(|axis| {
+            (axis.outputs as u128) * (axis.stride as u128)
+                + (axis.kernel as u128) * (axis.dilation as u128)
+                + axis.padding_begin as u128
+                + axis.input as u128
+        })
+        .max()
+        .unwrap_or(0);
+    [len(plan.input_shape()), len(plan.output_shape())]
+        .into_iter()
+        .all(|n| n.is_some_and(|n| n < u32::MAX as usize))
+        && padded < u128::from(u32::MAX)
+}
+
+fn windows(plan: &PoolPlan) -> PoolWindowsLaunch {
+    let axes = plan.axes3();
+    let sequence = |value: fn(&crate::pool::AxisWindows) -> usize| {
+        let mut sequence = SequenceArg::new();
+        axes.iter().for_each(|axis| sequence.push(value(axis)));
+        sequence
+    };
+    let in_len = plan.input_shape().iter().product();
+    let out_len = plan.output_shape().iter().product();
+    PoolWindowsLaunch::new(
+        in_len,
+        out_len,
+        plan.input_plane_len(),
+        plan.output_plane_len(),
+        sequence(|axis| axis.input),
+        sequence(|axis| axis.outputs),
+        sequence(|axis| axis.kernel),
+        sequence(|axis| axis.stride),
+        sequence(|axis| axis.dilation),
+        sequence(|axis| axis.padding_begin),
+    )
+}
+
+/// The pooled values and their indices.
+pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTensor) {
+    plan.assert_input("max_pool_with_indices", &x.shape());
+    assert!(
+        addresses(plan),
+        "UnpoolBackend::max_pool_with_indices on a CubeCL device: the GPU kernel addresses up \
+         to u32::MAX - 1 elements, got a pool of {:?} into {:?}",
+        plan.input_shape(),
+        plan.output_shape()
+    );
+    let shape = Shape::from(plan.output_shape());
+    let values = empty(&x, shape.clone(), x.dtype);
+    let indices = empty(&x, shape, plan.index_dtype());
+    let units = values.shape().num_elements();
+    if units == 0 {
+        return (values, indices);
+    }
+    let x = into_contiguous(x);
+    let dtypes = [storage_type(x.dtype), storage_type(indices.dtype)];
+    let (cube_dim, count) = launch_grid(&values, units);
+    // SAFETY: one unit per pooled element, units past `out_len` stop at once; every window has
+    // at least one input element (the plan's check), and every position read lies inside its
+    // plane of `x`, which holds `in_len` elements.
+    unsafe {
+        max_pool_windows::launch_unchecked(
+            &values.client,
+            count,
+            cube_dim,
+            x.into_tensor_arg(),
+            values.clone().into_tensor_arg(),
+            indices.clone().into_tensor_arg(),
+            windows(plan),
+            dtypes,
+        );
+    }
+    (values, indices)
+}
+
+/// The gradient of `x` for the pooled values' gradient `grad`.
+pub(super) fn max_pool_backward(
+    grad: CubeTensor,
+    indices: CubeTensor,
+    plan: &PoolPlan,
+) -> CubeTensor {
+    let shape = plan.checked_pool_input_shape(&grad.shape(), &indices.shape());
+    let dx = empty(&grad, shape, grad.dtype);
+    let units = dx.shape().num_elements();
+    if units == 0 {
+        return dx;
+    }
+    let (grad, indices) = (into_contiguous(grad), into_contiguous(indices));
+    let dtypes = [storage_type(grad.dtype), storage_type(indices.dtype)];
+    let (cube_dim, count) = launch_grid(&dx, units);
+    // SAFETY: one unit per element of `x`, units past `in_len` stop at once; the windows a unit
+    // reads are clamped to the pooled plane, which holds `out_plane` elements.
+    unsafe {
+        max_pool_gradient::launch_unchecked(
+            &dx.client,
+            count,
+            cube_dim,
+            grad.into_tensor_arg(),
+            indices.into_tensor_arg(),
+            dx.clone().into_tensor_arg(),
+            windows(plan),
+            dtypes,
+        );
+    }
+    dx
+}

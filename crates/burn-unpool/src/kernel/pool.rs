@@ -1,0 +1,241 @@
+//! The CPU max pool with indices: one core for every rank (three axes, leading ones of size 1) and
+//! every float dtype, parallel over `(n, c)` planes.
+//!
+//! Each window is scanned in row-major order from its first input element; an element replaces
+//! the running maximum when it is larger or NaN. So the index is the first maximum, or the last
+//! NaN of a window holding NaNs (PyTorch's CPU rule), it always lies inside its own window, and
+//! padding never wins, whatever the values (`-inf` included).
+
+use std::ops::Add;
+
+use burn::tensor::{DType, TensorData, bf16, f16};
+use bytemuck::Pod;
+use rayon::prelude::*;
+
+use super::host::HostTensor;
+use crate::pool::{AxisWindows, PoolPlan};
+
+/// A value a window compares: the order of `>`, and NaN where the type has it.
+pub(crate) trait PoolValue: Copy + Send + Sync + Pod {
+    /// Whether `self` replaces the running maximum `max`: larger, or NaN.
+    fn beats(self, max: Self) -> bool;
+}
+
+macro_rules! float_values {
+    ($($float:ty),*) => {$(
+        impl PoolValue for $float {
+            #[inline(always)]
+            #[allow(clippy::float_cmp)]
+            fn beats(self, max: Self) -> bool {
+                self > max || self.is_nan()
+            }
+        }
+    )*};
+}
+
+float_values!(f32, f64, f16, bf16);
+
+/// An index dtype the pool writes and reads back: a position inside one plane.
+pub(crate) trait PoolIndex: Copy + Send + Sync + Pod {
+    fn from_position(position: usize) -> Self;
+    fn position(self) -> usize;
+}
+
+macro_rules! pool_indices {
+    ($($index:ty),*) => {$(
+        impl PoolIndex for $index {
+            #[inline(always)]
+            fn from_position(position: usize) -> Self {
+                // The plan chose a dtype that holds every position of a plane.
+                position as $index
+            }
+
+            #[inline(always)]
+            fn position(self) -> usize {
+                self as usize
+            }
+        }
+    )*};
+}
+
+pool_indices!(i32, i64, u32, u64);
+
+/// The input elements of every window of one axis: `(first coordinate, count)`, `dilation` apart.
+struct AxisTaps {
+    taps: Vec<(usize, usize)>,
+    dilation: usize,
+}
+
+impl AxisTaps {
+    fn new(axis: &AxisWindows) -> Self {
+        Self {
+            taps: (0..axis.outputs).map(|cell| axis.taps(cell)).collect(),
+            dilation: axis.dilation,
+        }
+    }
+}
+
+/// Pools one plane of `x` (`input` elements per axis) into `values` and `indices`.
+fn pool_plane<T: PoolValue, I: PoolIndex>(
+    x: &[T],
+    input: [usize; 3],
+    axes: &[AxisTaps; 3],
+    values: &mut [T],
+    indices: &mut [I],
+) {
+    let [_, h, w] = input;
+    let mut out = 0;
+    for &(first0, count0) in &axes[0].taps {
+        for &(first1, count1) in &axes[1].taps {
+            for &(first2, count2) in &axes[2].taps {
+                let mut best_at = (first0 * h + first1) * w + first2;
+                let mut best = x[best_at];
+                for t0 in 0..count0 {
+                    let i0 = first0 + t0 * axes[0].dilation;
+                    for t1 in 0..count1 {
+                        let row = (i0 * h + first1 + t1 * axes[1].dilation) * w;
+                        let mut at = row + first2;
+                        for _ in 0..count2 {
+                            let value = x[at];
+                            if value.beats(best) {
+                                best = value;
+                                best_at = at;
+                            }
+                            at += axes[2].dilation;
+                        }
+                    }
+                }
+                values[out] = best;
+                indices[out] = I::from_position(best_at);
+                out += 1;
+            }
+        }
+    }
+}
+
+/// The pooled values and their per-plane indices, for every plane of `x`.
+fn max_pool<T: PoolValue, I: PoolIndex>(x: &[T], plan: &PoolPlan) -> (Vec<T>, Vec<I>) {
+    let axes3 = plan.axes3();
+    let input = axes3.map(|axis| axis.input);
+    let taps = axes3.each_ref().map(AxisTaps::new);
+    let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
+    let len = plan.planes() * out_plane;
+    let mut values = vec![T::zeroed(); len];
+    let mut indices = vec![I::zeroed(); len];
+    if len == 0 {
+        return (values, indices);
+    }
+    values
+        .par_chunks_mut(out_plane)
+        .zip(indices.par_chunks_mut(out_plane))
+        .zip(x.par_chunks(in_plane))
+        .for_each(|((values, indices), x)| pool_plane(x, input, &taps, values, indices));
+    (values, indices)
+}
+
+/// The gradient of `x`: each window's gradient added at its index, plane by plane in window
+/// order (so the sums are the same on every run). Disjoint windows write each element once.
+fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
+    grad: &[T],
+    indices: &[I],
+    plan: &PoolPlan,
+) -> Vec<T> {
+    let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
+    let mut dx = vec![T::zeroed(); plan.planes() * in_plane];
+    if dx.is_empty() || out_plane == 0 {
+        return dx;
+    }
+    let disjoint = plan.windows_disjoint();
+    dx.par_chunks_mut(in_plane)
+        .zip(grad.par_chunks(out_plane))
+        .zip(indices.par_chunks(out_plane))
+        .for_each(|((dx, grad), indices)| {
+            for (&g, &index) in grad.iter().zip(indices) {
+                let cell = &mut dx[index.position()];
+                *cell = if disjoint { g } else { *cell + g };
+            }
+        });
+    dx
+}
+
+/// Binds `$T` to the float type of `$dtype` and evaluates `$body`.
+macro_rules! with_float_type {
+    ($dtype:expr, $op:literal, |$T:ident| $body:expr) => {
+        match $dtype {
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            DType::F16 => {
+                type $T = f16;
+                $body
+            }
+            DType::BF16 => {
+                type $T = bf16;
+                $body
+            }
+            dtype => panic!("{}: values must be of a float dtype, got {dtype:?}", $op),
+        }
+    };
+}
+
+/// Binds `$I` to the index type of `$dtype` and evaluates `$body`.
+macro_rules! with_pool_index_type {
+    ($dtype:expr, $op:literal, |$I:ident| $body:expr) => {
+        match $dtype {
+            DType::I32 => {
+                type $I = i32;
+                $body
+            }
+            DType::I64 => {
+                type $I = i64;
+                $body
+            }
+            DType::U32 => {
+                type $I = u32;
+                $body
+            }
+            DType::U64 => {
+                type $I = u64;
+                $body
+            }
+            dtype => panic!(
+                "{}: indices must be of dtype I32, I64, U32 or U64, got {dtype:?}",
+                $op
+            ),
+        }
+    };
+}
+
+/// The pool of `x` on the host: the values and the indices (of `plan.index_dtype()`).
+pub(crate) fn run_pool(x: HostTensor<'_>, plan: &PoolPlan) -> (TensorData, TensorData) {
+    let shape = plan.output_shape().to_vec();
+    with_float_type!(x.dtype, "max_pool", |T| {
+        with_pool_index_type!(plan.index_dtype(), "max_pool", |I| {
+            let (values, indices) = max_pool::<T, I>(&x.elements::<T>(), plan);
+            (
+                TensorData::new(values, shape.clone()),
+                TensorData::new(indices, shape),
+            )
+        })
+    })
+}
+
+/// The gradient of the pool's `x` on the host, for the pooled tensor's gradient `grad`.
+pub(crate) fn run_pool_backward(
+    grad: HostTensor<'_>,
+    indices: HostTensor<'_>,
+    plan: &PoolPlan,
+) -> TensorData {
+    with_float_type!(grad.dtype, "max_pool_backward", |T| {
+        with_pool_index_type!(indices.dtype, "max_pool_backward", |I| {
+            let dx =
+                max_pool_backward::<T, I>(&grad.elements::<T>(), &indices.elements::<I>(), plan);
+            TensorData::new(dx, plan.input_shape().to_vec())
+        })
+    })
+}

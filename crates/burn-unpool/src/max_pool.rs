@@ -1,0 +1,163 @@
+//! The public max pools with indices: Burn's 1-d and 2-d signatures and a 3-d pool Burn lacks,
+//! with PyTorch's rules on every device, run by this crate's kernels where the device has them.
+
+use burn::backend::{Dispatch, DispatchDevice};
+use burn::tensor::ops::MaxPoolOptions;
+use burn::tensor::{DType, Device, Tensor};
+
+use crate::backend::UnpoolBackend;
+use crate::error::or_panic_with;
+use crate::geometry::PoolGeometry;
+use crate::pool::windows::{self, IndexOrder};
+use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec};
+
+/// Defines `max_pool{1,2}d_with_indices`: Burn's signature, this crate's pool.
+macro_rules! max_pool_with_indices {
+    ($name:ident, $dims:literal, $rank:literal) => {
+        #[doc = concat!(
+            "The signature of Burn's [`", stringify!($name), "`](burn::tensor::module::",
+            stringify!($name), "), with PyTorch's rules on every device, and the indices as ",
+            "[`PoolIndices`]: with the pool and its input size, for unpooling without an output ",
+            "size or an index check. See [`max_pool3d_with_indices`] for the rules and the panics."
+        )]
+        pub fn $name(
+            x: Tensor<$rank>,
+            options: MaxPoolOptions<$dims>,
+        ) -> (Tensor<$rank>, PoolIndices<$rank>) {
+            max_pool_with_indices(x, &options)
+        }
+    };
+}
+
+max_pool_with_indices!(max_pool1d_with_indices, 1, 3);
+max_pool_with_indices!(max_pool2d_with_indices, 2, 4);
+
+/// 3-d max pooling with the indices of the maxima, as [`PoolIndices`] (Burn 0.22 has no 3-d
+/// pool with indices).
+///
+/// The rules of every pool of this crate, PyTorch's, on every device: the output size follows
+/// [`pool_output_size`](burn_unpool_shape::pool_output_size) (`ceil_mode` included); each index
+/// is the first maximum of its window in scan order (depth, then height, then width), or the last
+/// NaN of a window that holds NaNs; padding never wins, so every index lies inside its own
+/// window, for windows of `-inf`, asymmetric padding and dilation alike; indices are per-plane,
+/// row-major in the unpadded input, of the device's default int dtype (`I64` where a plane has
+/// more positions than an `I32` holds). The gradient flows to those positions and sums where
+/// overlapping windows pick the same one, in a fixed order, so it has the same bits every run.
+///
+/// Flex, NdArray and the CubeCL devices (feature `wgpu`) run this crate's kernels, one pass over
+/// every window; other devices run a composition of Burn tensor ops with the same rules.
+///
+/// ```
+/// use burn::tensor::ops::MaxPoolOptions;
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
+/// use burn_unpool::{MaxUnpoolOptions, max_pool3d_with_indices, max_unpool3d};
+///
+/// let device = Device::flex();
+/// // One 2 x 2 x 2 volume holding 0..8: the largest value is the last.
+/// let x = Tensor::<1, Int>::arange(0..8, &device).float().reshape([1, 1, 2, 2, 2]);
+/// let pool = MaxPoolOptions::new([2, 2, 2]);
+/// let (pooled, indices) = max_pool3d_with_indices(x, pool.clone());
+/// pooled.to_data().assert_eq(&TensorData::from([[[[[7.0f32]]]]]), false);
+/// indices.tensor().to_data().assert_eq(&TensorData::from([[[[[7i64]]]]]), false);
+/// // The indices know the pool's input size.
+/// let restored = max_unpool3d(pooled, indices, MaxUnpoolOptions::from_pool(&pool));
+/// assert_eq!(restored.dims(), [1, 1, 2, 2, 2]);
+/// ```
+///
+/// # Panics
+/// With a message naming the axis and the values, when an axis has no output (the window does
+/// not fit the padded input) or a window lies entirely in the padding; and when the device cannot
+/// compute with the values' dtype.
+pub fn max_pool3d_with_indices(
+    x: Tensor<5>,
+    options: MaxPoolOptions<3>,
+) -> (Tensor<5>, PoolIndices<5>) {
+    max_pool_with_indices(x, &options)
+}
+
+/// `D`-dimensional max pooling of `x` `[N, C, D1..Dk]` (`R = D + 2`) with the indices of the
+/// maxima, as [`PoolIndices`]: [`max_pool1d_with_indices`], [`max_pool2d_with_indices`] and
+/// [`max_pool3d_with_indices`] at any rank. See [`max_pool3d_with_indices`] for the rules.
+///
+/// ```
+/// use burn::tensor::ops::MaxPoolOptions;
+/// use burn::tensor::{Device, Tensor, TensorData};
+/// use burn_unpool::max_pool_with_indices;
+///
+/// let device = Device::flex();
+/// // The second window holds only -inf: its index is its own first element, 2.
+/// let x = Tensor::<3>::from_floats([[[5.0, 1.0, f32::NEG_INFINITY, f32::NEG_INFINITY]]], &device);
+/// let (pooled, indices) = max_pool_with_indices(x, &MaxPoolOptions::new([2]));
+/// pooled.into_data().assert_eq(&TensorData::from([[[5.0f32, f32::NEG_INFINITY]]]), false);
+/// let indices = indices.into_tensor().into_data().convert::<i64>();
+/// assert_eq!(indices, TensorData::from([[[0i64, 2]]]));
+/// ```
+///
+/// # Panics
+/// As [`max_pool3d_with_indices`], and when `options` has not `R - 2` spatial axes.
+pub fn max_pool_with_indices<const D: usize, const R: usize>(
+    x: Tensor<R>,
+    options: &MaxPoolOptions<D>,
+) -> (Tensor<R>, PoolIndices<R>) {
+    let spec = PoolSpec {
+        geometry: PoolGeometry::from_pool(options),
+        ceil_mode: options.ceil_mode,
+    };
+    let shape = x.dims();
+    let device = x.device();
+    let plan = or_panic_with(PoolPlan::new(&shape, &spec, index_dtype(&device, &shape)));
+    if !device.supports_dtype(x.dtype()) {
+        panic!(
+            "{}",
+            PoolError::ValueDType {
+                dtype: x.dtype(),
+                device: format!("{device:?}"),
+            }
+        );
+    }
+    // This crate's kernels on Flex, NdArray and the CubeCL devices; elsewhere, and for sizes the
+    // GPU kernels do not address, a composition of Burn tensor ops with the same rules.
+    let (pooled, indices) = if runs_kernels(&device, &plan) {
+        let (values, indices) =
+            <Dispatch as UnpoolBackend>::max_pool_with_indices(x.into_dispatch(), plan);
+        (
+            Tensor::from_dispatch(values),
+            Tensor::from_dispatch(indices),
+        )
+    } else {
+        or_panic_with(windows::max_pool(x, &spec, IndexOrder::RowMajor))
+    };
+    let indices = PoolIndices {
+        indices,
+        pool: spec.geometry,
+        input_size: shape[2..].to_vec(),
+    };
+    (pooled, indices)
+}
+
+/// The device's default int dtype, as Burn's pools use, or `I64` where a plane has more
+/// positions than an `I32` holds.
+fn index_dtype(device: &Device, shape: &[usize]) -> DType {
+    let dtype = DType::from(device.settings().int_dtype);
+    let plane = shape.get(2..).map_or(0, |spatial| {
+        spatial.iter().fold(1usize, |n, &d| n.saturating_mul(d))
+    });
+    if dtype.size() < 8 && plane > i32::MAX as usize {
+        DType::I64
+    } else {
+        dtype
+    }
+}
+
+/// Whether the backend's own pool kernels run `plan` on `device`.
+// NdArray is deprecated in Burn 0.22 but still shipped, and supported.
+#[allow(deprecated)]
+#[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
+fn runs_kernels(device: &Device, plan: &PoolPlan) -> bool {
+    match device.as_dispatch().clone().inner() {
+        DispatchDevice::Flex(_) | DispatchDevice::NdArray(_) => true,
+        #[cfg(feature = "wgpu")]
+        DispatchDevice::Cube(_) => crate::backend::cube::addresses_pool(plan),
+        _ => false,
+    }
+}
