@@ -96,11 +96,23 @@ fn main() {
         MaxPoolOptions::new([1, 2]),
     );
     report(
-        "Asymmetric padding",
-        &[3.0, 1.0, 2.0, 0.0],
+        "Asymmetric padding, a window of -inf",
+        &[1.0, neg, neg, neg],
         MaxPoolOptions::new([1, 4])
             .with_stride([1, 2])
             .with_padding_pairs([(0, 0), (3, 1)]),
+    );
+    report(
+        "Asymmetric padding, a window wholly in the padding",
+        &[3.0, 1.0, 2.0, 0.0],
+        MaxPoolOptions::new([1, 2])
+            .with_stride([1, 2])
+            .with_padding_pairs([(0, 0), (3, 1)]),
+    );
+    report(
+        "A window holding NaN",
+        &[1.0, f32::NAN, 3.0, 2.0],
+        MaxPoolOptions::new([1, 2]),
     );
     report(
         "A window wholly in the padding",
