@@ -16,13 +16,11 @@
 
 mod support;
 
-use std::time::Instant;
-
 use burn::tensor::module;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_unpool::{bench_support, max_pool_with_indices};
-use support::{median, median_ms};
+use support::Mode;
 
 struct Args {
     json: bool,
@@ -128,18 +126,8 @@ fn volumes() -> Vec<Workload> {
     ]
 }
 
-/// How a time was taken.
-#[derive(Clone, Copy)]
-enum Mode {
-    Latency,
-    Throughput,
-}
-
 fn report(args: &Args, workload: &Workload, what: &str, backend: &str, mode: Mode, ms: f64) {
-    let mode = match mode {
-        Mode::Latency => "latency",
-        Mode::Throughput => "throughput",
-    };
+    let mode = mode.name();
     let shape = format!("{:?}", workload.shape);
     if args.json {
         println!(
@@ -156,27 +144,7 @@ fn report(args: &Args, workload: &Workload, what: &str, backend: &str, mode: Mod
 
 /// The median per call of `op` on `device` in `mode`; `op` returns what must live until a sync.
 fn time_mode<T>(args: &Args, device: &Device, mode: Mode, op: &dyn Fn() -> T) -> f64 {
-    let sync = || device.sync().expect("the device syncs");
-    match mode {
-        Mode::Latency => median_ms(2, args.runs, || {
-            let out = op();
-            sync();
-            out
-        }),
-        Mode::Throughput => {
-            let batch = || {
-                sync();
-                let start = Instant::now();
-                let results: Vec<T> = (0..args.calls).map(|_| op()).collect();
-                sync();
-                let per_call = start.elapsed().as_secs_f64() * 1e3 / args.calls as f64;
-                drop(results);
-                per_call
-            };
-            batch();
-            median((0..args.runs).map(|_| batch()))
-        }
-    }
+    support::time_mode(args.runs, args.calls, device, mode, op)
 }
 
 /// A pool under test: its name and the function.

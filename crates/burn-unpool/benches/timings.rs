@@ -24,7 +24,9 @@ use std::time::Instant;
 
 use burn::tensor::{DType, Device, Tensor};
 use burn_unpool::{UnpoolPlan, bench_support, max_unpool_backward, max_unpool2d};
-use support::{Workload, median, median_ms, naive_unpool, overlapping, pooled, tensors, workloads};
+use support::{
+    Mode, Workload, median, median_ms, naive_unpool, overlapping, pooled, tensors, workloads,
+};
 
 struct Args {
     json: bool,
@@ -71,24 +73,6 @@ fn args() -> Args {
         }
     }
     args
-}
-
-/// How a time was taken.
-#[derive(Clone, Copy)]
-enum Mode {
-    /// One call, then a device sync.
-    Latency,
-    /// Calls queued back to back, one sync at the end, per call.
-    Throughput,
-}
-
-impl Mode {
-    fn name(self) -> &'static str {
-        match self {
-            Mode::Latency => "latency",
-            Mode::Throughput => "throughput",
-        }
-    }
 }
 
 /// One measurement of `workload`.
@@ -290,29 +274,7 @@ fn time_mode<const R: usize>(
     mode: Mode,
     op: &dyn Fn() -> Tensor<R>,
 ) -> f64 {
-    let sync = || device.sync().expect("the device syncs");
-    match mode {
-        Mode::Latency => median_ms(2, args.runs, || {
-            let out = op();
-            sync();
-            out
-        }),
-        Mode::Throughput => {
-            // The results live until the sync: a fused device may skip work whose result is
-            // dropped before it runs (a dropped `t + 0` was never computed).
-            let batch = || {
-                sync();
-                let start = Instant::now();
-                let results: Vec<Tensor<R>> = (0..args.calls).map(|_| op()).collect();
-                sync();
-                let per_call = start.elapsed().as_secs_f64() * 1e3 / args.calls as f64;
-                drop(results);
-                per_call
-            };
-            batch();
-            median((0..args.runs).map(|_| batch()))
-        }
-    }
+    support::time_mode(args.runs, args.calls, device, mode, op)
 }
 
 /// The backward under autodiff, ours and the naive composition's: `backward()` only is timed;

@@ -63,7 +63,7 @@ pub mod bench_support {
             geometry: crate::geometry::PoolGeometry::from_pool(options),
             ceil_mode: options.ceil_mode,
         };
-        let order = crate::pool::windows::IndexOrder::RowMajor;
-        crate::error::or_panic_with(crate::pool::windows::max_pool(x, &spec, order))
+        let order = crate::composed::pool::IndexOrder::RowMajor;
+        crate::error::or_panic_with(crate::composed::pool::max_pool(x, &spec, order))
     }
 }

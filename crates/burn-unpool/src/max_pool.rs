@@ -6,9 +6,9 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Tensor};
 
 use crate::backend::UnpoolBackend;
+use crate::composed::pool::{IndexOrder, max_pool as composed_max_pool};
 use crate::error::or_panic_with;
 use crate::geometry::PoolGeometry;
-use crate::pool::windows::{self, IndexOrder};
 use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec};
 
 /// Defines `max_pool{1,2}d_with_indices`: Burn's signature, this crate's pool.
@@ -125,7 +125,7 @@ pub fn max_pool_with_indices<const D: usize, const R: usize>(
             Tensor::from_dispatch(indices),
         )
     } else {
-        or_panic_with(windows::max_pool(x, &spec, IndexOrder::RowMajor))
+        or_panic_with(composed_max_pool(x, &spec, IndexOrder::RowMajor))
     };
     let indices = PoolIndices {
         indices,

@@ -182,6 +182,59 @@ pub fn median_ms<T>(warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> f64
     }))
 }
 
+/// How a time was taken.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    /// One call, then a device sync.
+    Latency,
+    /// Calls queued back to back, one sync at the end, per call.
+    Throughput,
+}
+
+impl Mode {
+    /// The mode's name in the reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Latency => "latency",
+            Mode::Throughput => "throughput",
+        }
+    }
+}
+
+/// The median time per call of `op` on `device` in `mode`, over `runs` runs after warming up
+/// (throughput: `calls` calls a run).
+pub fn time_mode<T>(
+    runs: usize,
+    calls: usize,
+    device: &Device,
+    mode: Mode,
+    op: &dyn Fn() -> T,
+) -> f64 {
+    let sync = || device.sync().expect("the device syncs");
+    match mode {
+        Mode::Latency => median_ms(2, runs, || {
+            let out = op();
+            sync();
+            out
+        }),
+        Mode::Throughput => {
+            // The results live until the sync: a fused device may skip work whose result is
+            // dropped before it runs (a dropped `t + 0` was never computed).
+            let batch = || {
+                sync();
+                let start = std::time::Instant::now();
+                let results: Vec<T> = (0..calls).map(|_| op()).collect();
+                sync();
+                let per_call = start.elapsed().as_secs_f64() * 1e3 / calls as f64;
+                drop(results);
+                per_call
+            };
+            batch();
+            median((0..runs).map(|_| batch()))
+        }
+    }
+}
+
 /// The median of `times`.
 pub fn median(times: impl Iterator<Item = f64>) -> f64 {
     let mut times: Vec<f64> = times.collect();

@@ -158,56 +158,34 @@ fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     dx
 }
 
+/// Binds `$T` to the type listed for `$dtype` and evaluates `$body`; other dtypes panic, naming
+/// `$what` and the dtypes `$op` takes.
+macro_rules! with_type {
+    ($dtype:expr, $op:literal, $what:literal, |$T:ident| $body:expr, [$($variant:ident => $ty:ty),*]) => {
+        match $dtype {
+            $(DType::$variant => {
+                type $T = $ty;
+                $body
+            })*
+            dtype => panic!(
+                concat!("{}: ", $what, " must be of dtype ", $(stringify!($variant), " "),* , "got {:?}"),
+                $op, dtype
+            ),
+        }
+    };
+}
+
 /// Binds `$T` to the float type of `$dtype` and evaluates `$body`.
 macro_rules! with_float_type {
     ($dtype:expr, $op:literal, |$T:ident| $body:expr) => {
-        match $dtype {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            DType::F16 => {
-                type $T = f16;
-                $body
-            }
-            DType::BF16 => {
-                type $T = bf16;
-                $body
-            }
-            dtype => panic!("{}: values must be of a float dtype, got {dtype:?}", $op),
-        }
+        with_type!($dtype, $op, "values", |$T| $body, [F32 => f32, F64 => f64, F16 => f16, BF16 => bf16])
     };
 }
 
 /// Binds `$I` to the index type of `$dtype` and evaluates `$body`.
 macro_rules! with_pool_index_type {
     ($dtype:expr, $op:literal, |$I:ident| $body:expr) => {
-        match $dtype {
-            DType::I32 => {
-                type $I = i32;
-                $body
-            }
-            DType::I64 => {
-                type $I = i64;
-                $body
-            }
-            DType::U32 => {
-                type $I = u32;
-                $body
-            }
-            DType::U64 => {
-                type $I = u64;
-                $body
-            }
-            dtype => panic!(
-                "{}: indices must be of dtype I32, I64, U32 or U64, got {dtype:?}",
-                $op
-            ),
-        }
+        with_type!($dtype, $op, "indices", |$I| $body, [I32 => i32, I64 => i64, U32 => u32, U64 => u64])
     };
 }
 

@@ -6,10 +6,10 @@ use burn_unpool_shape::{AutoPad, onnx_pads_to_pairs};
 
 use super::per_plane_to_global;
 use crate::UnpoolKind;
+use crate::composed::pool::{IndexOrder, max_pool};
 use crate::error::or_panic_with;
 use crate::geometry::PoolGeometry;
 use crate::pool::PoolSpec;
-use crate::pool::windows::{IndexOrder, max_pool};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
 ///

@@ -7,6 +7,9 @@
 //! bits every run. Where the windows are disjoint, at most one window covers an element, so every
 //! element is written once with its window's gradient.
 
+// Kernel code rounds up by hand: `usize::div_ceil` has no CubeCL expansion.
+#![allow(clippy::manual_div_ceil)]
+
 use burn::backend::TensorMetadata;
 use burn::tensor::Shape;
 use burn_cubecl::kernel::into_contiguous;
@@ -78,6 +81,14 @@ fn covering(c: usize, windows: &PoolWindows, #[comptime] axis: usize) -> (usize,
     (lo, hi)
 }
 
+/// The three coordinates of row-major position `local` in a plane of `sizes`.
+#[cube]
+fn coordinates(local: usize, sizes: &Sequence<usize>) -> (usize, usize, usize) {
+    let c2 = local % sizes[2];
+    let rest = local / sizes[2];
+    (rest / sizes[1], rest % sizes[1], c2)
+}
+
 /// Whether `value` is NaN (the float-only IR operation: a `value != value` may be folded away).
 #[cube]
 fn is_nan<F: Float>(value: F) -> bool {
@@ -102,11 +113,7 @@ pub(super) fn max_pool_windows<F: Float, I: Int>(
         terminate!();
     }
     let plane = o / windows.out_plane;
-    let local = o - plane * windows.out_plane;
-    let w2 = local % windows.output[2];
-    let rest = local / windows.output[2];
-    let w1 = rest % windows.output[1];
-    let w0 = rest / windows.output[1];
+    let (w0, w1, w2) = coordinates(o - plane * windows.out_plane, &windows.output);
     let (first0, count0) = taps(w0, &windows, 0usize);
     let (first1, count1) = taps(w1, &windows, 1usize);
     let (first2, count2) = taps(w2, &windows, 2usize);
@@ -149,10 +156,7 @@ pub(super) fn max_pool_gradient<F: Float, I: Int>(
     }
     let plane = p / windows.in_plane;
     let local = p - plane * windows.in_plane;
-    let c2 = local % windows.input[2];
-    let rest = local / windows.input[2];
-    let c1 = rest % windows.input[1];
-    let c0 = rest / windows.input[1];
+    let (c0, c1, c2) = coordinates(local, &windows.input);
     let (lo0, hi0) = covering(c0, &windows, 0usize);
     let (lo1, hi1) = covering(c1, &windows, 1usize);
     let (lo2, hi2) = covering(c2, &windows, 2usize);

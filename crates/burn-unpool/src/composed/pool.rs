@@ -1,5 +1,6 @@
-//! A max pool of any rank made of Burn tensor ops, for the pools Burn lacks (3-d, integer values,
-//! ONNX's column-major indices): every window is gathered, and its first maximum picked.
+//! A max pool of any rank made of Burn tensor ops, with the rules of the kernels, for what they do
+//! not serve (devices without them, integer values, ONNX's column-major indices): every window is
+//! gathered, and its first maximum picked.
 //!
 //! The windows are laid out on the host once per call ([`Windows`]), from the shapes alone; the
 //! device then runs a `select` (all windows), a `max_dim`, an `argmax` over weighted candidates and
@@ -8,9 +9,8 @@
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
 
-use super::error::PoolError;
-use super::plan::{AxisWindows, PoolSpec};
 use crate::UnpoolKind;
+use crate::pool::{AxisWindows, PoolError, PoolSpec};
 
 /// The position a window reports for its maximum, inside its plane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
