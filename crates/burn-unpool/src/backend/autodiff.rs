@@ -177,3 +177,48 @@ impl<B: UnpoolBackend, C: CheckpointStrategy> UnpoolBackend for Autodiff<B, C> {
         B::max_unpool_invalid_index_flag(indices, plan)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use burn::backend::Dispatch;
+    use burn::tensor::ops::MaxPoolOptions;
+    use burn::tensor::{DType, Device, Tensor, TensorData};
+
+    use crate::UnpoolBackend;
+    use crate::geometry::PoolGeometry;
+    use crate::pool::{PoolPlan, PoolSpec};
+
+    #[test]
+    fn the_pool_gradient_is_differentiable_as_a_gather_at_the_indices() {
+        let device = Device::flex().autodiff();
+        // Windows {0, 1}, {1, 2}, {2, 3} of [1, 3, 2, 0]: indices 1, 1, 2.
+        let x = Tensor::<4>::from_floats([[[[1.0, 3.0, 2.0, 0.0]]]], &device);
+        let options = MaxPoolOptions::new([1, 2]).with_stride([1, 1]);
+        let spec = PoolSpec {
+            geometry: PoolGeometry::from_pool(&options),
+            ceil_mode: false,
+        };
+        let plan = PoolPlan::new(&[1, 1, 1, 4], &spec, DType::I64).unwrap();
+        let (_, indices) =
+            <Dispatch as UnpoolBackend>::max_pool_with_indices(x.into_dispatch(), plan.clone());
+        let grad = Tensor::<4>::from_floats([[[[10.0, 20.0, 30.0]]]], &device).require_grad();
+        let dx = Tensor::<4>::from_dispatch(
+            <Dispatch as UnpoolBackend>::max_pool_with_indices_backward(
+                grad.clone().into_dispatch(),
+                indices,
+                plan,
+            ),
+        );
+        // Element 1 takes the first two windows' gradients, element 2 the third's.
+        let expected = TensorData::from([[[[0.0f32, 30.0, 30.0, 0.0]]]]);
+        dx.clone().into_data().assert_eq(&expected, false);
+        // d sum(dx * w) / d grad[j] = w[index j] = [2, 2, 3].
+        let w = Tensor::<4>::from_floats([[[[1.0, 2.0, 3.0, 4.0]]]], &device);
+        let grads = (dx * w).sum().backward();
+        let expected = TensorData::from([[[[2.0f32, 2.0, 3.0]]]]);
+        grad.grad(&grads)
+            .unwrap()
+            .into_data()
+            .assert_eq(&expected, false);
+    }
+}
