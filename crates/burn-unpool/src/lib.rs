@@ -59,10 +59,7 @@ pub mod bench_support {
         burn::tensor::Tensor<R>,
         burn::tensor::Tensor<R, burn::tensor::Int>,
     ) {
-        let spec = crate::pool::PoolSpec {
-            geometry: crate::geometry::PoolGeometry::from_pool(options),
-            ceil_mode: options.ceil_mode,
-        };
+        let spec = crate::pool::PoolSpec::from_pool(options);
         let order = crate::composed::pool::IndexOrder::RowMajor;
         crate::error::or_panic_with(crate::composed::pool::max_pool(x, &spec, order))
     }

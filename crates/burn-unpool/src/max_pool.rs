@@ -8,7 +8,6 @@ use burn::tensor::{DType, Device, Tensor};
 use crate::backend::UnpoolBackend;
 use crate::composed::pool::{IndexOrder, max_pool as composed_max_pool};
 use crate::error::or_panic_with;
-use crate::geometry::PoolGeometry;
 use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec};
 
 /// Defines `max_pool{1,2}d_with_indices`: Burn's signature, this crate's pool.
@@ -99,10 +98,7 @@ pub fn max_pool_with_indices<const D: usize, const R: usize>(
     x: Tensor<R>,
     options: &MaxPoolOptions<D>,
 ) -> (Tensor<R>, PoolIndices<R>) {
-    let spec = PoolSpec {
-        geometry: PoolGeometry::from_pool(options),
-        ceil_mode: options.ceil_mode,
-    };
+    let spec = PoolSpec::from_pool(options);
     let shape = x.dims();
     let device = x.device();
     let plan = or_panic_with(PoolPlan::new(&shape, &spec, index_dtype(&device, &shape)));

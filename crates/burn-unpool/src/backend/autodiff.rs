@@ -185,7 +185,6 @@ mod tests {
     use burn::tensor::{DType, Device, Tensor, TensorData};
 
     use crate::UnpoolBackend;
-    use crate::geometry::PoolGeometry;
     use crate::pool::{PoolPlan, PoolSpec};
 
     #[test]
@@ -194,10 +193,7 @@ mod tests {
         // Windows {0, 1}, {1, 2}, {2, 3} of [1, 3, 2, 0]: indices 1, 1, 2.
         let x = Tensor::<4>::from_floats([[[[1.0, 3.0, 2.0, 0.0]]]], &device);
         let options = MaxPoolOptions::new([1, 2]).with_stride([1, 1]);
-        let spec = PoolSpec {
-            geometry: PoolGeometry::from_pool(&options),
-            ceil_mode: false,
-        };
+        let spec = PoolSpec::from_pool(&options);
         let plan = PoolPlan::new(&[1, 1, 1, 4], &spec, DType::I64).unwrap();
         let (_, indices) =
             <Dispatch as UnpoolBackend>::max_pool_with_indices(x.into_dispatch(), plan.clone());

@@ -2,6 +2,7 @@
 //! axis it is built from.
 
 use burn::tensor::DType;
+use burn::tensor::ops::MaxPoolOptions;
 use burn_unpool_shape::pool_output_size;
 
 use super::error::PoolError;
@@ -12,6 +13,16 @@ use crate::geometry::PoolGeometry;
 pub(crate) struct PoolSpec {
     pub geometry: PoolGeometry,
     pub ceil_mode: bool,
+}
+
+impl PoolSpec {
+    /// The pool of Burn's pool options.
+    pub fn from_pool<const D: usize>(options: &MaxPoolOptions<D>) -> Self {
+        Self {
+            geometry: PoolGeometry::from_pool(options),
+            ceil_mode: options.ceil_mode,
+        }
+    }
 }
 
 /// A checked max pool with indices: the input and output shapes, the pool's windows on each
