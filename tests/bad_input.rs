@@ -62,23 +62,34 @@ fn rank_does_not_fit_the_options() {
 
 #[test]
 fn zero_kernel_stride_or_dilation() {
+    // The builders refuse a zero as Burn's `MaxPoolOptions` do...
+    assert_message(
+        || drop(MaxUnpoolOptions::new([0, 2])),
+        &["kernel_size", "non-zero", "[0, 2]"],
+    );
+    assert_message(
+        || drop(MaxUnpoolOptions::new([2, 2]).with_stride([2, 0])),
+        &["stride", "non-zero", "[2, 0]"],
+    );
+    assert_message(
+        || drop(MaxUnpoolOptions::new([2, 2]).with_dilation([0, 1])),
+        &["dilation", "non-zero", "[0, 1]"],
+    );
+    // ...and a zero written into the public fields is refused where the options are used.
     for (_, d) in devices() {
         let d = &d;
         let run = |o: MaxUnpoolOptions<2>| {
             move || drop(max_unpool2d(x4(d, [1, 1, 2, 2]), i4(d, [1, 1, 2, 2]), o))
         };
-        assert_message(
-            run(MaxUnpoolOptions::new([0, 2])),
-            &["kernel_size", "[0, 2]"],
-        );
-        assert_message(
-            run(MaxUnpoolOptions::new([2, 2]).with_stride([2, 0])),
-            &["stride", "[2, 0]"],
-        );
-        assert_message(
-            run(MaxUnpoolOptions::new([2, 2]).with_dilation([0, 1])),
-            &["dilation", "[0, 1]"],
-        );
+        let mut options = MaxUnpoolOptions::new([2, 2]);
+        options.kernel_size = [0, 2];
+        assert_message(run(options), &["kernel_size", "[0, 2]"]);
+        let mut options = MaxUnpoolOptions::new([2, 2]);
+        options.stride = [2, 0];
+        assert_message(run(options), &["stride", "[2, 0]"]);
+        let mut options = MaxUnpoolOptions::new([2, 2]);
+        options.dilation = [0, 1];
+        assert_message(run(options), &["dilation", "[0, 1]"]);
     }
 }
 
@@ -208,24 +219,27 @@ fn explicit_output_size_too_small_for_the_indices() {
 
 #[test]
 fn index_dtype_cannot_hold_the_indices() {
-    for (_, d) in devices() {
+    for (name, d) in devices() {
         // 2^16 x 2^16 = 2^32 positions per plane: i32 cannot address them. Checked before any
-        // allocation.
+        // allocation. A GPU whose buffers cannot hold the 16 GiB output refuses it for that.
         let indices = Tensor::<4, Int>::from_data(
             TensorData::new(vec![0i32], [1, 1, 1, 1]),
             (&d, DType::I32),
         );
         let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, 1 << 16]);
-        assert_message(
-            || {
-                drop(max_unpool2d(
-                    Tensor::<4>::ones([1, 1, 1, 1], &d),
-                    indices,
-                    options,
-                ))
-            },
-            &["I32", "4294967295", "use i64"],
-        );
+        let text = message(|| {
+            drop(max_unpool2d(
+                Tensor::<4>::ones([1, 1, 1, 1], &d),
+                indices,
+                options,
+            ))
+        });
+        let narrow = ["I32", "4294967295", "use i64"]
+            .iter()
+            .all(|part| text.contains(part));
+        let too_large = text.contains("an output of shape [1, 1, 65536, 65536]")
+            && text.contains("bytes one buffer may hold");
+        assert!(narrow || (name == "wgpu" && too_large), "{name}: {text}");
     }
 }
 
@@ -430,7 +444,7 @@ fn a_plan_made_for_other_tensors_is_refused_by_the_backend() {
             "{name}: {text}"
         );
         let text = message(|| {
-            drop(<Dispatch as UnpoolBackend>::max_unpool_invalid_index_flag(
+            drop(<Dispatch as UnpoolBackend>::max_unpool_index_check(
                 indices(),
                 plan.clone(),
             ));
@@ -486,5 +500,49 @@ fn pool_indices_with_options_that_ask_another_layout_or_size() {
             text.contains("input size [5, 5]") && text.contains("[4, 4]"),
             "{name}: {text}"
         );
+    }
+}
+
+/// The index check's word keeps its contract on every backend: bit 0 exactly when some index is
+/// out of range; bit 1 clear only where every index has an output position of its own (the
+/// backends that do not look always set it).
+#[test]
+fn the_index_check_word_keeps_its_contract() {
+    use burn::backend::Dispatch;
+    use burn_unpool::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, UnpoolBackend, UnpoolPlan};
+
+    // Kernel 2 over an output of 6: cells [0, 2), [2, 4), [4, 6).
+    let plan = UnpoolPlan::new(&[1, 1, 3], &[1, 1, 3], &MaxUnpoolOptions::new([2])).unwrap();
+    let cases: [([i64; 3], bool, bool); 4] = [
+        ([1, 2, 5], false, false), // each in its own cell
+        ([1, 1, 5], false, true),  // two share position 1
+        ([3, 2, 5], false, true),  // distinct, but 3 lies outside the first cell
+        ([1, 6, 5], true, false),  // 6 is past the output (and never written)
+    ];
+    for (name, d) in devices() {
+        for (indices, out_of_range, shared) in cases {
+            let tensor =
+                Tensor::<3, Int>::from_data(TensorData::new(indices.to_vec(), [1, 1, 3]), &d);
+            let word = Tensor::<1, Int>::from_dispatch(
+                <Dispatch as UnpoolBackend>::max_unpool_index_check(
+                    tensor.into_dispatch(),
+                    plan.clone(),
+                ),
+            )
+            .into_data()
+            .iter::<u32>()
+            .next()
+            .expect("one word");
+            let context = format!("{name} {indices:?}: word {word:#b}");
+            assert_eq!(
+                word & !(INDEX_OUT_OF_RANGE | INDEX_MAY_SHARE_TARGET),
+                0,
+                "{context}"
+            );
+            assert_eq!(word & INDEX_OUT_OF_RANGE != 0, out_of_range, "{context}");
+            if shared {
+                assert_ne!(word & INDEX_MAY_SHARE_TARGET, 0, "{context}");
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::onnx::{column_major_to_row_major, global_to_per_plane, per_plane_to_global};
-use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool2d};
+use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
 use burn_unpool_tests::{data_from_bits, devices, outcome, reference_forward, reference_targets};
 use proptest::prelude::*;
 
@@ -65,6 +65,27 @@ fn output_sizes_whose_product_wraps() {
             &["default output size of spatial axis 0 overflows"],
             name,
         );
+    }
+}
+
+/// A default output of `usize::MAX` positions (kernel `usize::MAX`) is refused as an output no
+/// buffer can hold, whatever the indices' dtype: wider indices would not help.
+#[test]
+fn default_output_of_usize_max() {
+    for (name, device) in devices() {
+        for dtype in [DType::I64, DType::I32] {
+            let x = Tensor::<3>::ones([1, 1, 1], &device);
+            let indices = Tensor::<3, Int>::zeros([1, 1, 1], &device).cast(dtype);
+            let options = MaxUnpoolOptions::new([usize::MAX]);
+            let message = outcome(|| max_unpool1d(x, indices, options))
+                .expect_err("an output of usize::MAX positions must be refused");
+            assert!(
+                message.contains(&format!("an output of shape [1, 1, {}]", usize::MAX))
+                    && message.contains("more than the")
+                    && !message.contains("cannot hold"),
+                "{name} {dtype:?}: {message}"
+            );
+        }
     }
 }
 

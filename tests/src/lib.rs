@@ -257,6 +257,7 @@ pub fn reference_targets(
                 }
                 (index as usize / s_plane, (index as usize % s_plane) as i64)
             }
+            layout => panic!("the reference knows no index layout {layout:?}"),
         };
         if local < 0 || local as usize >= s_plane {
             return None;

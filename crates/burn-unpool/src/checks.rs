@@ -81,6 +81,18 @@ pub(crate) fn default_output(
         .collect()
 }
 
+/// A spatial output size must have one entry per spatial axis.
+pub(crate) fn spatial_output_size(spatial: &[usize], dims: usize) -> Result<(), UnpoolError> {
+    if spatial.len() == dims {
+        Ok(())
+    } else {
+        Err(UnpoolError::SpatialOutputSize {
+            output: spatial.to_vec(),
+            dims,
+        })
+    }
+}
+
 /// A full output size must be `[N, C, spatial..]` with the `N` and `C` of `x`.
 pub(crate) fn full_output_size(full: &[usize], x_shape: &[usize]) -> Result<(), UnpoolError> {
     if full.len() == x_shape.len() && full[..2] == x_shape[..2] {

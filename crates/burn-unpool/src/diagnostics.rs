@@ -1,36 +1,69 @@
-//! Counters of which path the op took, for the tests that show it. Not part of the API.
+//! Counters of which path the op took, for the tests that show it (feature `diagnostics`). Not
+//! part of the API: without the feature, recording a path compiles to nothing.
 
+#[cfg(feature = "diagnostics")]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// How often each path ran since the process started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Index checks that read a word back from a GPU device (raw indices, checked).
-    pub device_index_checks: usize,
-    /// GPU forwards and backwards by the one-pass kernels (every index has its own target).
-    pub one_pass_kernels: usize,
-    /// GPU forwards and backwards by the winner pass.
-    pub winner_kernels: usize,
-    /// CPU backwards that gathered without looking for duplicates.
-    pub host_gathers_without_duplicates: usize,
+/// A path the op can take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// An index check that read a word back from a GPU device (raw indices, checked).
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    DeviceIndexCheck,
+    /// A GPU forward or backward by the one-pass kernels (every index has its own target).
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    OnePassKernel,
+    /// A GPU forward or backward by the winner pass.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    WinnerKernel,
+    /// A CPU backward that gathered without looking for duplicates.
+    HostGatherWithoutDuplicates,
 }
 
-/// The counts so far.
-pub fn counts() -> Counts {
-    Counts {
-        device_index_checks: DEVICE_INDEX_CHECKS.load(Ordering::Relaxed),
-        one_pass_kernels: ONE_PASS_KERNELS.load(Ordering::Relaxed),
-        winner_kernels: WINNER_KERNELS.load(Ordering::Relaxed),
-        host_gathers_without_duplicates: HOST_GATHERS_WITHOUT_DUPLICATES.load(Ordering::Relaxed),
+/// Counts one run of `path` (with the feature `diagnostics`; otherwise nothing).
+#[inline(always)]
+pub(crate) fn record(path: Path) {
+    #[cfg(feature = "diagnostics")]
+    counters::of(path).fetch_add(1, Ordering::Relaxed);
+    #[cfg(not(feature = "diagnostics"))]
+    let _ = path;
+}
+
+#[cfg(feature = "diagnostics")]
+pub use counters::{Counts, counts};
+
+#[cfg(feature = "diagnostics")]
+mod counters {
+    use super::{AtomicUsize, Ordering, Path};
+
+    /// How often each path ran since the process started.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Counts {
+        /// Index checks that read a word back from a GPU device (raw indices, checked).
+        pub device_index_checks: usize,
+        /// GPU forwards and backwards by the one-pass kernels (every index has its own target).
+        pub one_pass_kernels: usize,
+        /// GPU forwards and backwards by the winner pass.
+        pub winner_kernels: usize,
+        /// CPU backwards that gathered without looking for duplicates.
+        pub host_gathers_without_duplicates: usize,
     }
-}
 
-pub(crate) static DEVICE_INDEX_CHECKS: AtomicUsize = AtomicUsize::new(0);
-pub(crate) static ONE_PASS_KERNELS: AtomicUsize = AtomicUsize::new(0);
-pub(crate) static WINNER_KERNELS: AtomicUsize = AtomicUsize::new(0);
-pub(crate) static HOST_GATHERS_WITHOUT_DUPLICATES: AtomicUsize = AtomicUsize::new(0);
+    static COUNTERS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
 
-/// Counts one run of a path.
-pub(crate) fn record(counter: &AtomicUsize) {
-    counter.fetch_add(1, Ordering::Relaxed);
+    /// The counter of `path`.
+    pub(super) fn of(path: Path) -> &'static AtomicUsize {
+        &COUNTERS[path as usize]
+    }
+
+    /// The counts so far.
+    pub fn counts() -> Counts {
+        let read = |path| of(path).load(Ordering::Relaxed);
+        Counts {
+            device_index_checks: read(Path::DeviceIndexCheck),
+            one_pass_kernels: read(Path::OnePassKernel),
+            winner_kernels: read(Path::WinnerKernel),
+            host_gathers_without_duplicates: read(Path::HostGatherWithoutDuplicates),
+        }
+    }
 }

@@ -24,6 +24,7 @@ use crate::IndexLayout;
 ///
 /// [`UnpoolPlan::new`]: crate::UnpoolPlan::new
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UnpoolError {
     /// `x` does not have rank `D + 2`.
     Rank {
@@ -91,6 +92,13 @@ pub enum UnpoolError {
         shape: Vec<usize>,
         /// The bytes asked for.
         bytes: usize,
+    },
+    /// A spatial output size without one entry per spatial axis.
+    SpatialOutputSize {
+        /// The output size given.
+        output: Vec<usize>,
+        /// The number of spatial axes.
+        dims: usize,
     },
     /// A full output size whose rank, batch or channel count does not fit `x`.
     FullOutputSize {
@@ -234,6 +242,12 @@ impl fmt::Display for UnpoolError {
             Self::AllocationFailed { shape, bytes } => write!(
                 f,
                 "max_unpool: could not allocate {bytes} bytes for an output of shape {shape:?}"
+            ),
+            Self::SpatialOutputSize { output, dims } => write!(
+                f,
+                "max_unpool: the spatial output size {output:?} must have one entry per spatial \
+                 axis ({dims}), got {}",
+                output.len()
             ),
             Self::FullOutputSize { output, x } => write!(
                 f,

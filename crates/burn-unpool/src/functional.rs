@@ -1,18 +1,19 @@
 //! The public tensor functions: check the arguments, then run the plan where it runs best.
 
-use burn::backend::{Dispatch, DispatchDevice};
+use burn::backend::Dispatch;
 use burn::tensor::{Device, DispatchTensor, Int, Tensor};
 
-use crate::backend::UnpoolBackend;
+use crate::backend::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, UnpoolBackend};
+use crate::checks;
 use crate::composed;
+use crate::diagnostics::{self, Path};
 use crate::error::{UnpoolError, or_panic};
 use crate::kernel::host::{self, HostTensor};
 use crate::kind::UnpoolKind;
 use crate::plan::{Direction, Request};
+use crate::pool::IndexSource::{Pooled, Raw};
 use crate::pool::UnpoolIndices;
-use crate::pool::UnpoolIndices::{Pooled, Raw};
 use crate::{MaxUnpoolOptions, UnpoolPlan};
-use crate::{checks, diagnostics};
 
 /// Defines `max_unpool{1,2,3}d`: [`max_unpool`] at one rank, for type inference.
 macro_rules! max_unpool_nd {
@@ -166,7 +167,7 @@ fn request_for<const D: usize, const R: usize>(
     indices: UnpoolIndices<R>,
 ) -> (Tensor<R, Int>, Request) {
     let mut request = Request::new(options);
-    match indices {
+    match indices.0 {
         Raw(indices) => (indices, request),
         Pooled(pooled) => {
             let (indices, geometry, input_size) = pooled.into_parts();
@@ -210,10 +211,11 @@ fn check_tensors<const R: usize, K: UnpoolKind>(
     let device = values.device();
     checks::same_device(&device, &indices.device())?;
     checks::value_dtype(values.dtype(), &device)?;
-    checks::index_dtype(indices.dtype(), plan.index_range_end())?;
-    checks::index_dtype_on(indices.dtype(), &device)?;
+    // An output no buffer can hold is the problem, whatever the indices' dtype could address.
     let result_shape = plan.result_shape(direction);
-    checks::output_bytes(result_shape, values.dtype(), &device, buffer_limit(&device))
+    checks::output_bytes(result_shape, values.dtype(), &device, buffer_limit(&device))?;
+    checks::index_dtype(indices.dtype(), plan.index_range_end())?;
+    checks::index_dtype_on(indices.dtype(), &device)
 }
 
 /// Runs a checked forward plan.
@@ -253,7 +255,9 @@ fn run<const R: usize, K: UnpoolKind>(
 fn buffer_limit(device: &Device) -> Option<u64> {
     match device.as_dispatch().clone().inner() {
         #[cfg(feature = "wgpu")]
-        DispatchDevice::Cube(device) => Some(device.client().properties().memory.max_page_size),
+        burn::backend::DispatchDevice::Cube(device) => {
+            Some(device.client().properties().memory.max_page_size)
+        }
         _ => None,
     }
 }
@@ -262,6 +266,7 @@ fn buffer_limit(device: &Device) -> Option<u64> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
     /// The CPU kernels (Flex, NdArray): they check index values while they read them.
+    #[cfg_attr(not(any(feature = "flex", feature = "ndarray")), allow(dead_code))]
     HostKernels,
     /// The GPU kernels: they skip bad indices, so a checked call asks the device first.
     DeviceKernels,
@@ -276,9 +281,14 @@ impl Route {
     #[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
     fn of(device: &Device, plan: &UnpoolPlan) -> Self {
         match device.as_dispatch().clone().inner() {
-            DispatchDevice::Flex(_) | DispatchDevice::NdArray(_) => Self::HostKernels,
+            #[cfg(feature = "flex")]
+            burn::backend::DispatchDevice::Flex(_) => Self::HostKernels,
+            #[cfg(feature = "ndarray")]
+            burn::backend::DispatchDevice::NdArray(_) => Self::HostKernels,
             #[cfg(feature = "wgpu")]
-            DispatchDevice::Cube(_) if crate::backend::cube::addresses(plan) => Self::DeviceKernels,
+            burn::backend::DispatchDevice::Cube(_) if crate::backend::cube::addresses(plan) => {
+                Self::DeviceKernels
+            }
             _ => Self::Composed,
         }
     }
@@ -296,15 +306,14 @@ impl Route {
         if self != Self::DeviceKernels || !plan.reports_invalid_indices() {
             return plan;
         }
-        diagnostics::record(&diagnostics::DEVICE_INDEX_CHECKS);
-        let flag = Tensor::<1, Int>::from_dispatch(
-            <Dispatch as UnpoolBackend>::max_unpool_invalid_index_flag(
+        diagnostics::record(Path::DeviceIndexCheck);
+        let flag =
+            Tensor::<1, Int>::from_dispatch(<Dispatch as UnpoolBackend>::max_unpool_index_check(
                 indices.clone().into_dispatch(),
                 plan.clone(),
-            ),
-        );
+            ));
         let word = flag.into_data().iter::<u32>().next().unwrap_or(0);
-        if word & 1 != 0 {
+        if word & INDEX_OUT_OF_RANGE != 0 {
             let data = indices.clone().into_data();
             let host = HostTensor {
                 bytes: data.as_bytes(),
@@ -312,7 +321,7 @@ impl Route {
             };
             or_panic(host::check_index_values(host, &plan));
         }
-        if word & 2 == 0 {
+        if word & INDEX_MAY_SHARE_TARGET == 0 {
             plan.with_indices_in_cells()
         } else {
             plan

@@ -16,7 +16,7 @@ mod options;
 mod plan;
 mod pool;
 
-pub use backend::UnpoolBackend;
+pub use backend::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, UnpoolBackend};
 pub use burn_unpool_shape::{default_output_size, pool_output_size};
 pub use error::{PoolAxis, UnpoolError};
 pub use functional::{max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d, max_unpool3d};
@@ -29,7 +29,8 @@ pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
 pub use plan::UnpoolPlan;
 pub use pool::{PoolIndices, PoolPlan, UnpoolIndices};
 
-/// Not part of the API: which path the op took, for the tests that show it.
+/// Not part of the API: which path the op took, for the tests that show it (feature
+/// `diagnostics`).
 #[doc(hidden)]
 pub mod diagnostics;
 

@@ -1,7 +1,7 @@
 //! The public max pools with indices: Burn's 1-d and 2-d signatures and a 3-d pool Burn lacks,
 //! with PyTorch's rules on every device, run by this crate's kernels where the device has them.
 
-use burn::backend::{Dispatch, DispatchDevice};
+use burn::backend::Dispatch;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Tensor};
 
@@ -151,9 +151,12 @@ fn index_dtype(device: &Device, shape: &[usize]) -> DType {
 #[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
 fn runs_kernels(device: &Device, plan: &PoolPlan) -> bool {
     match device.as_dispatch().clone().inner() {
-        DispatchDevice::Flex(_) | DispatchDevice::NdArray(_) => true,
+        #[cfg(feature = "flex")]
+        burn::backend::DispatchDevice::Flex(_) => true,
+        #[cfg(feature = "ndarray")]
+        burn::backend::DispatchDevice::NdArray(_) => true,
         #[cfg(feature = "wgpu")]
-        DispatchDevice::Cube(_) => crate::backend::cube::addresses_pool(plan),
+        burn::backend::DispatchDevice::Cube(_) => crate::backend::cube::addresses_pool(plan),
         _ => false,
     }
 }

@@ -2,10 +2,12 @@
 
 use burn::tensor::ops::MaxPoolOptions;
 
+use crate::error::UnpoolError;
 use crate::geometry::PoolGeometry;
 
 /// How the values of an index tensor address the output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum IndexLayout {
     /// A flat row-major index inside one `(n, c)` output plane, in `[0, O1*..*Ok)`.
     ///
@@ -20,9 +22,10 @@ pub enum IndexLayout {
 
 /// An explicit output size: spatial only, or the full `[N, C, O1..Ok]` shape.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum OutputSize<const D: usize> {
-    /// The spatial size `[O1..Ok]`; `N` and `C` come from `x`.
-    Spatial([usize; D]),
+#[non_exhaustive]
+pub enum OutputSize {
+    /// The spatial size `[O1..Ok]`, one entry per spatial axis; `N` and `C` come from `x`.
+    Spatial(Vec<usize>),
     /// The full shape `[N, C, O1..Ok]`; `N` and `C` must match `x`.
     Full(Vec<usize>),
 }
@@ -43,6 +46,7 @@ pub enum OutputSize<const D: usize> {
 /// assert_eq!(options.index_layout, IndexLayout::PerPlane);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct MaxUnpoolOptions<const D: usize> {
     /// Kernel size of the pool (non-zero).
     pub kernel_size: [usize; D],
@@ -53,7 +57,7 @@ pub struct MaxUnpoolOptions<const D: usize> {
     /// Dilation of the pool (non-zero).
     pub dilation: [usize; D],
     /// Explicit output size; `None` computes it from the geometry.
-    pub output_size: Option<OutputSize<D>>,
+    pub output_size: Option<OutputSize>,
     /// How the indices address the output.
     pub index_layout: IndexLayout,
     /// Whether index values are checked (the default): an index out of range is reported with a
@@ -65,9 +69,12 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     /// Options for a pool of the given kernel size: stride equal to the kernel, no padding,
     /// dilation 1, the computed output size and per-plane indices.
     ///
-    /// Nothing is checked here: every check happens, with the offending values named, when the
-    /// options are used.
+    /// # Panics
+    /// When a kernel size is zero, as Burn's [`MaxPoolOptions::new`] does. Every other check
+    /// happens, with the offending values named, when the options are used (the fields are
+    /// public, so that check runs again there).
     pub fn new(kernel_size: [usize; D]) -> Self {
+        nonzero("kernel_size", &kernel_size);
         Self {
             kernel_size,
             stride: kernel_size,
@@ -107,7 +114,11 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     }
 
     /// Sets the stride.
+    ///
+    /// # Panics
+    /// When a stride is zero, as Burn's [`MaxPoolOptions::with_stride`] does.
     pub fn with_stride(mut self, stride: [usize; D]) -> Self {
+        nonzero("stride", &stride);
         self.stride = stride;
         self
     }
@@ -125,14 +136,18 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     }
 
     /// Sets the dilation.
+    ///
+    /// # Panics
+    /// When a dilation is zero, as Burn's [`MaxPoolOptions::with_dilation`] does.
     pub fn with_dilation(mut self, dilation: [usize; D]) -> Self {
+        nonzero("dilation", &dilation);
         self.dilation = dilation;
         self
     }
 
     /// Sets the spatial output size `[O1..Ok]`.
     pub fn with_output_size(mut self, size: [usize; D]) -> Self {
-        self.output_size = Some(OutputSize::Spatial(size));
+        self.output_size = Some(OutputSize::Spatial(size.to_vec()));
         self
     }
 
@@ -170,6 +185,15 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     pub fn without_index_check(mut self) -> Self {
         self.check_indices = false;
         self
+    }
+}
+
+/// Panics, naming the parameter and its values, when one of `values` is zero.
+#[track_caller]
+fn nonzero(name: &'static str, values: &[usize]) {
+    if values.contains(&0) {
+        let values = values.to_vec();
+        panic!("{}", UnpoolError::ZeroParameter { name, values });
     }
 }
 

@@ -20,7 +20,6 @@ use crate::{IndexLayout, MaxUnpoolOptions};
 /// let plan = UnpoolPlan::new(&[2, 3, 22, 30], &[2, 3, 22, 30], &options).unwrap();
 /// assert_eq!(plan.output_shape(), [2, 3, 45, 60]);
 /// assert_eq!((plan.planes(), plan.input_plane_len(), plan.output_plane_len()), (6, 660, 2700));
-/// assert_eq!(plan.index_range_end(), 2700);
 ///
 /// // One pooled value from a 2-wide input (kernel 2, stride 3, padding 1): the default size,
 /// // (1 - 1) * 3 - 2 + 2 = 0, is refused; the pool's input size is not.
@@ -67,7 +66,7 @@ impl UnpoolPlan {
     /// The output's spatial shape, except under the ONNX reference rule for an `output_shape`
     /// larger than the inferred shape: there the indices are read in the inferred shape and that
     /// block sits at the origin of the output.
-    pub fn index_plane(&self) -> &[usize] {
+    pub(crate) fn index_plane(&self) -> &[usize] {
         &self.index_plane
     }
 
@@ -78,7 +77,7 @@ impl UnpoolPlan {
 
     /// Whether an index outside its range must be reported (a panic naming it) rather than
     /// skipped. Either way it is never written.
-    pub fn reports_invalid_indices(&self) -> bool {
+    pub(crate) fn reports_invalid_indices(&self) -> bool {
         self.reports_invalid_indices
     }
 
@@ -88,7 +87,7 @@ impl UnpoolPlan {
     /// windows cannot overlap (`stride >= dilation * (kernel - 1) + 1` on every axis, as in
     /// SegNet's and ENet's 2x2 pools), and for raw indices a device check found so. Kernels then
     /// write every output position once and gather the gradient without looking for duplicates.
-    pub fn targets_unique(&self) -> bool {
+    pub(crate) fn targets_unique(&self) -> bool {
         self.indices_in_cells && self.indices_address_output_plane()
     }
 
@@ -120,12 +119,12 @@ impl UnpoolPlan {
     }
 
     /// Elements of the plane the indices are read in, `S1*..*Sk`.
-    pub fn index_plane_len(&self) -> usize {
+    pub(crate) fn index_plane_len(&self) -> usize {
         self.index_plane.iter().product()
     }
 
     /// The exclusive upper bound of valid index values for this layout.
-    pub fn index_range_end(&self) -> usize {
+    pub(crate) fn index_range_end(&self) -> usize {
         match self.layout {
             IndexLayout::PerPlane => self.index_plane_len(),
             IndexLayout::Global => self.planes() * self.index_plane_len(),
@@ -241,20 +240,11 @@ pub(crate) enum IndexPlane {
     Inferred,
 }
 
-/// An explicit output size, for any rank.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum RequestedSize {
-    /// `[O1..Ok]`.
-    Spatial(Vec<usize>),
-    /// `[N, C, O1..Ok]`.
-    Full(Vec<usize>),
-}
-
 /// What a plan is built from, for any rank: the options of `max_unpool`, or ONNX attributes.
 #[derive(Clone, Debug)]
 pub(crate) struct Request {
     pub geometry: PoolGeometry,
-    pub output_size: Option<RequestedSize>,
+    pub output_size: Option<OutputSize>,
     pub layout: IndexLayout,
     pub index_plane: IndexPlane,
     pub check_indices: bool,
@@ -268,10 +258,7 @@ impl Request {
     pub(crate) fn new<const D: usize>(options: &MaxUnpoolOptions<D>) -> Self {
         Self {
             geometry: options.geometry(),
-            output_size: options.output_size.as_ref().map(|size| match size {
-                OutputSize::Spatial(spatial) => RequestedSize::Spatial(spatial.to_vec()),
-                OutputSize::Full(full) => RequestedSize::Full(full.clone()),
-            }),
+            output_size: options.output_size.clone(),
             layout: options.index_layout,
             index_plane: IndexPlane::Output,
             check_indices: options.check_indices,
@@ -293,8 +280,11 @@ impl Request {
         let output_spatial = match (&self.output_size, &self.pool_input) {
             (None, Some(pool_input)) => pool_input.clone(),
             (None, None) => inferred.clone()?,
-            (Some(RequestedSize::Spatial(spatial)), _) => spatial.clone(),
-            (Some(RequestedSize::Full(full)), _) => {
+            (Some(OutputSize::Spatial(spatial)), _) => {
+                checks::spatial_output_size(spatial, self.geometry.dims())?;
+                spatial.clone()
+            }
+            (Some(OutputSize::Full(full)), _) => {
                 checks::full_output_size(full, x_shape)?;
                 full[2..].to_vec()
             }

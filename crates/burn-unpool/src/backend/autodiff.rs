@@ -173,8 +173,8 @@ impl<B: UnpoolBackend, C: CheckpointStrategy> UnpoolBackend for Autodiff<B, C> {
         apply::<B, C>(Direction::Backward, grad, indices, plan)
     }
 
-    fn max_unpool_invalid_index_flag(indices: Int<Self>, plan: UnpoolPlan) -> Int<Self> {
-        B::max_unpool_invalid_index_flag(indices, plan)
+    fn max_unpool_index_check(indices: Int<Self>, plan: UnpoolPlan) -> Int<Self> {
+        B::max_unpool_index_check(indices, plan)
     }
 }
 

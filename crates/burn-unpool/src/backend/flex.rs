@@ -3,7 +3,7 @@
 use burn::backend::Flex;
 use burn::backend::flex::FlexTensor;
 
-use super::{HostView, host_backend};
+use super::host::{HostView, host_backend};
 use crate::kernel::host::HostTensor;
 
 host_backend!(Flex, FlexTensor, view: view, wrap: FlexTensor::from_data);

@@ -7,19 +7,28 @@
 
 // NdArray is deprecated in Burn 0.22 but still shipped, and supported here.
 #![allow(deprecated)]
+// With no backend feature, the trait's dispatch has no backend to call and the plan checks that
+// the backends run have no caller: every device then runs the composition.
+#![cfg_attr(
+    not(any(feature = "flex", feature = "ndarray", feature = "wgpu")),
+    allow(unused_variables, dead_code)
+)]
 
 mod autodiff;
 #[cfg(feature = "wgpu")]
 pub(crate) mod cube;
+#[cfg(feature = "flex")]
 mod flex;
+#[cfg(any(feature = "flex", feature = "ndarray"))]
+mod host;
+#[cfg(feature = "ndarray")]
 mod ndarray;
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, TensorMetadata, backend_extension};
 use burn::tensor::{Shape, TensorData, read_sync};
 
-use crate::kernel::host::{self, HostTensor};
-use crate::kernel::pool as pool_kernel;
+use crate::kernel::host::{HostTensor, check_index_values};
 use crate::plan::Direction;
 use crate::{PoolPlan, UnpoolPlan};
 
@@ -48,15 +57,15 @@ use crate::{PoolPlan, UnpoolPlan};
 /// ```
 ///
 /// Every implementation panics, before it touches memory, when the tensors are not those the plan
-/// was made for. An index outside its range is never written: the CPU kernels report it when
-/// [`UnpoolPlan::reports_invalid_indices`] says so (a panic naming it), the GPU kernels skip it, so
-/// a caller who wants it reported there reads
-/// [`max_unpool_invalid_index_flag`](UnpoolBackend::max_unpool_invalid_index_flag) first, as the
-/// tensor functions do. The GPU kernels address up to `u32::MAX - 1` elements with indices read
+/// was made for. An index outside its range is never written: the CPU kernels report it when the
+/// options asked for the index check (a panic naming it), the GPU kernels skip it, so a caller who
+/// wants it reported there reads
+/// [`max_unpool_index_check`](UnpoolBackend::max_unpool_index_check) first, as the tensor
+/// functions do. The GPU kernels address up to `u32::MAX - 1` elements with indices read
 /// in the output plane; they panic on other plans, which the tensor functions route elsewhere.
 #[backend_extension(
-    Flex,
-    NdArray,
+    Flex: cfg(feature = "flex"),
+    NdArray: cfg(feature = "ndarray"),
     Autodiff,
     Cube: cfg(feature = "wgpu"),
     Fusion: cfg(feature = "wgpu")
@@ -111,15 +120,17 @@ pub trait UnpoolBackend: Backend {
         plan: PoolPlan,
     ) -> FloatTensor<Self>;
 
-    /// A `[1]` tensor of dtype `U32`: 1 when some index is outside its valid range, else 0.
+    /// A `[1]` tensor of dtype `U32` that says what a pass over the indices found, one bit each:
     ///
-    /// The default body reads the indices to the host; the GPU devices answer on the device, so
-    /// only one word travels.
+    /// - [`INDEX_OUT_OF_RANGE`] (bit 0): some index is outside its valid range.
+    /// - [`INDEX_MAY_SHARE_TARGET`] (bit 1): some index may lie outside its own pool cell, so two
+    ///   indices may target one output position. Set whenever the backend does not look: only
+    ///   its absence is a promise, which lets the GPU kernels write every position once.
+    ///
+    /// The default body reads the indices to the host and sets bit 1; the GPU devices answer on
+    /// the device, so only one word travels.
     #[fusion(dtype = burn::tensor::DType::U32, shape = plan.checked_flag_shape(indices))]
-    fn max_unpool_invalid_index_flag(
-        indices: IntTensor<Self>,
-        plan: UnpoolPlan,
-    ) -> IntTensor<Self> {
+    fn max_unpool_index_check(indices: IntTensor<Self>, plan: UnpoolPlan) -> IntTensor<Self> {
         plan.checked_flag_shape(&indices.shape());
         let device = indices.device();
         let data = read_sync(Self::int_into_data(indices)).expect("reading the indices");
@@ -127,10 +138,20 @@ pub trait UnpoolBackend: Backend {
             bytes: data.as_bytes(),
             dtype: data.dtype(),
         };
-        let invalid = host::check_index_values(host, &plan).is_err();
-        Self::int_from_data(TensorData::new(vec![u32::from(invalid)], [1]), &device)
+        let mut word = INDEX_MAY_SHARE_TARGET;
+        if check_index_values(host, &plan).is_err() {
+            word |= INDEX_OUT_OF_RANGE;
+        }
+        Self::int_from_data(TensorData::new(vec![word], [1]), &device)
     }
 }
+
+/// Bit of [`UnpoolBackend::max_unpool_index_check`]'s word: some index is outside its valid range.
+pub const INDEX_OUT_OF_RANGE: u32 = 1;
+
+/// Bit of [`UnpoolBackend::max_unpool_index_check`]'s word: some index may share its output
+/// position with another (it may lie outside its own pool cell, or the backend did not look).
+pub const INDEX_MAY_SHARE_TARGET: u32 = 2;
 
 /// `B`'s op in `direction`: [`UnpoolBackend::max_unpool`] or [`UnpoolBackend::max_unpool_backward`].
 pub(crate) fn run<B: UnpoolBackend>(
@@ -188,112 +209,9 @@ impl UnpoolPlan {
     /// The flag's shape `[1]`, after checking that `indices` are those of this plan.
     #[track_caller]
     pub(crate) fn checked_flag_shape(&self, indices: &[usize]) -> Shape {
-        self.assert_indices("max_unpool_invalid_index_flag", indices);
+        self.assert_indices("max_unpool_index_check", indices);
         Shape::new([1])
     }
-}
-
-/// A contiguous row-major view of a host tensor, borrowed or (for a strided one) copied.
-pub(crate) enum HostView<'a> {
-    Borrowed(HostTensor<'a>),
-    Copied(TensorData),
-}
-
-impl HostView<'_> {
-    fn tensor(&self) -> HostTensor<'_> {
-        match self {
-            Self::Borrowed(tensor) => *tensor,
-            Self::Copied(data) => HostTensor {
-                bytes: data.as_bytes(),
-                dtype: data.dtype(),
-            },
-        }
-    }
-}
-
-/// Implements [`UnpoolBackend`] for a backend whose tensors are in host memory with the CPU
-/// kernels: `$view` gives a tensor's [`HostView`], `$wrap` turns the kernels' data into a tensor.
-/// Bad indices panic with the kernels' message.
-macro_rules! host_backend {
-    ($backend:ty, $tensor:ty, view: $view:expr, wrap: $wrap:expr) => {
-        impl $crate::backend::UnpoolBackend for $backend {
-            fn max_unpool(x: $tensor, indices: $tensor, plan: $crate::UnpoolPlan) -> $tensor {
-                use $crate::plan::Direction::Forward;
-                $crate::backend::run_on_host(Forward, x, indices, plan, $view, $wrap)
-            }
-
-            fn max_unpool_int(x: $tensor, indices: $tensor, plan: $crate::UnpoolPlan) -> $tensor {
-                use $crate::plan::Direction::Forward;
-                $crate::backend::run_on_host(Forward, x, indices, plan, $view, $wrap)
-            }
-
-            fn max_unpool_backward(
-                grad: $tensor,
-                indices: $tensor,
-                plan: $crate::UnpoolPlan,
-            ) -> $tensor {
-                use $crate::plan::Direction::Backward;
-                $crate::backend::run_on_host(Backward, grad, indices, plan, $view, $wrap)
-            }
-
-            fn max_pool_with_indices(x: $tensor, plan: $crate::PoolPlan) -> ($tensor, $tensor) {
-                $crate::backend::pool_on_host(x, plan, $view, $wrap)
-            }
-
-            fn max_pool_with_indices_backward(
-                grad: $tensor,
-                indices: $tensor,
-                plan: $crate::PoolPlan,
-            ) -> $tensor {
-                $crate::backend::pool_backward_on_host(grad, indices, plan, $view, $wrap)
-            }
-        }
-    };
-}
-pub(crate) use host_backend;
-
-/// The body of [`host_backend`]'s methods.
-pub(crate) fn run_on_host<T: TensorMetadata>(
-    direction: Direction,
-    input: T,
-    indices: T,
-    plan: UnpoolPlan,
-    view: for<'a> fn(&'a T) -> HostView<'a>,
-    wrap: fn(TensorData) -> T,
-) -> T {
-    plan.checked_result_shape(direction, &input.shape(), &indices.shape());
-    let (input, indices) = (view(&input), view(&indices));
-    let data = host::run(direction, input.tensor(), indices.tensor(), &plan);
-    wrap(crate::error::or_panic(data))
-}
-
-/// [`UnpoolBackend::max_pool_with_indices`] on the host kernels.
-pub(crate) fn pool_on_host<T: TensorMetadata>(
-    x: T,
-    plan: PoolPlan,
-    view: for<'a> fn(&'a T) -> HostView<'a>,
-    wrap: fn(TensorData) -> T,
-) -> (T, T) {
-    plan.assert_input("max_pool_with_indices", &x.shape());
-    let (values, indices) = pool_kernel::run_pool(view(&x).tensor(), &plan);
-    (wrap(values), wrap(indices))
-}
-
-/// [`UnpoolBackend::max_pool_with_indices_backward`] on the host kernels.
-pub(crate) fn pool_backward_on_host<T: TensorMetadata>(
-    grad: T,
-    indices: T,
-    plan: PoolPlan,
-    view: for<'a> fn(&'a T) -> HostView<'a>,
-    wrap: fn(TensorData) -> T,
-) -> T {
-    plan.checked_pool_input_shape(&grad.shape(), &indices.shape());
-    let (grad, indices) = (view(&grad), view(&indices));
-    wrap(pool_kernel::run_pool_backward(
-        grad.tensor(),
-        indices.tensor(),
-        &plan,
-    ))
 }
 
 /// The trait method that runs `direction`.

@@ -8,7 +8,7 @@ use burn::backend::NdArray;
 use burn::backend::ndarray::NdArrayTensor;
 use burn::tensor::{DType, TensorData};
 
-use super::{HostView, host_backend};
+use super::host::{HostView, host_backend};
 use crate::kernel::host::HostTensor;
 
 host_backend!(NdArray, NdArrayTensor, view: view, wrap: NdArrayTensor::from_data);

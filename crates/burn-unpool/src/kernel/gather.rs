@@ -15,8 +15,9 @@ use super::buffer::written_buffer;
 use super::{
     BadIndex, ChunkIndices, IndexValue, Landing, Placement, Value, for_each_chunk, with_chunk,
 };
+use crate::UnpoolPlan;
+use crate::diagnostics::{self, Path};
 use crate::error::UnpoolError;
-use crate::{UnpoolPlan, diagnostics};
 
 /// The gradient of `x` for the output gradient `grad` (row-major, `plan.output_shape()`):
 /// `dx[p] = grad[indices[p]]` if `p` won the write at `indices[p]`, else zero.
@@ -34,7 +35,7 @@ pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
     let unique = plan.targets_unique();
     if unique {
-        diagnostics::record(&diagnostics::HOST_GATHERS_WITHOUT_DUPLICATES);
+        diagnostics::record(Path::HostGatherWithoutDuplicates);
     }
     written_buffer(plan.input_shape(), |dx| {
         for_each_chunk(plan, dx, in_plane, |planes, dx, window| {

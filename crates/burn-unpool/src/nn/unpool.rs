@@ -118,7 +118,7 @@ macro_rules! unpool_module {
             ) -> Tensor<$rank, K> {
                 let indices = indices.into();
                 assert!(
-                    !self.requires_output_size || matches!(indices, UnpoolIndices::Pooled(_)),
+                    !self.requires_output_size || indices.is_pooled(),
                     "{}::forward: the pool this layer inverts (ceil_mode, or Same padding with a \
                      stride above 1) does not determine its input size from its output size \
                      {:?}; pass the pool's PoolIndices, or its input size to \

@@ -16,12 +16,13 @@ pub use indices::{column_major_to_row_major, global_to_per_plane, per_plane_to_g
 pub use max_pool::{MaxPoolAttributes, max_pool_onnx};
 
 use crate::IndexLayout;
+use crate::OutputSize;
 #[cfg(test)]
 use crate::UnpoolPlan;
 use crate::error::{UnpoolError, or_panic};
 use crate::functional::{plan_for, unpool};
 use crate::geometry::PoolGeometry;
-use crate::plan::{IndexPlane, Request, RequestedSize};
+use crate::plan::{IndexPlane, Request};
 
 /// The attributes of an ONNX `MaxUnpool` node (opsets 9, 11, 22).
 ///
@@ -128,7 +129,7 @@ impl MaxUnpoolAttributes {
                 padding: onnx_pads_to_pairs(self.pads.as_deref().unwrap_or(&vec![0; 2 * dims])),
                 dilation: vec![1; dims],
             },
-            output_size: output_shape.map(|shape| RequestedSize::Full(shape.to_vec())),
+            output_size: output_shape.map(|shape| OutputSize::Full(shape.to_vec())),
             layout: IndexLayout::Global,
             index_plane,
             check_indices: true,

@@ -65,24 +65,41 @@ impl<const R: usize> PoolIndices<R> {
     }
 }
 
-/// Indices to unpool with: raw ones (any tensor, checked), or those of this crate's pools, which
-/// carry their pool ([`PoolIndices`]).
+/// Indices to unpool with: a plain index tensor, or the indices of this crate's pools, which carry
+/// their pool ([`PoolIndices`]).
+///
+/// The unpooling functions and modules take `impl Into<UnpoolIndices<R>>`, so either converts
+/// implicitly; a raw tensor is read in the options' [`IndexLayout`](crate::IndexLayout) and its
+/// values are checked, the indices of a pool are trusted and bring the pool's geometry and input
+/// size.
 #[derive(Clone, Debug)]
-pub enum UnpoolIndices<const R: usize> {
-    /// A plain index tensor, in the options' [`IndexLayout`](crate::IndexLayout).
+pub struct UnpoolIndices<const R: usize>(pub(crate) IndexSource<R>);
+
+/// Where indices come from.
+#[derive(Clone, Debug)]
+pub(crate) enum IndexSource<const R: usize> {
+    /// A plain index tensor, in the options' layout.
     Raw(Tensor<R, Int>),
     /// The indices of a pool of this crate.
     Pooled(PoolIndices<R>),
 }
 
+impl<const R: usize> UnpoolIndices<R> {
+    /// Whether these are the indices of one of this crate's pools (which know the pool's input
+    /// size, so the unpooling needs no output size).
+    pub fn is_pooled(&self) -> bool {
+        matches!(self.0, IndexSource::Pooled(_))
+    }
+}
+
 impl<const R: usize> From<Tensor<R, Int>> for UnpoolIndices<R> {
     fn from(indices: Tensor<R, Int>) -> Self {
-        Self::Raw(indices)
+        Self(IndexSource::Raw(indices))
     }
 }
 
 impl<const R: usize> From<PoolIndices<R>> for UnpoolIndices<R> {
     fn from(indices: PoolIndices<R>) -> Self {
-        Self::Pooled(indices)
+        Self(IndexSource::Pooled(indices))
     }
 }

@@ -6,6 +6,7 @@ mod indices;
 mod plan;
 
 pub(crate) use error::PoolError;
+pub(crate) use indices::IndexSource;
 pub use indices::{PoolIndices, UnpoolIndices};
 pub use plan::PoolPlan;
 pub(crate) use plan::{AxisWindows, PoolSpec};

@@ -120,6 +120,10 @@ impl PoolPlan {
 
     /// Panics unless `x` has the shape this plan was made for.
     #[track_caller]
+    #[cfg_attr(
+        not(any(feature = "flex", feature = "ndarray", feature = "wgpu")),
+        allow(dead_code)
+    )]
     pub(crate) fn assert_input(&self, op: &str, x: &[usize]) {
         assert!(
             x == self.input_shape.as_slice(),

@@ -2,7 +2,7 @@
 //!
 //! The kernels never write outside the output and skip out-of-range indices; the checked tensor
 //! functions report those before the op runs, with
-//! [`UnpoolBackend::max_unpool_invalid_index_flag`]. The kernels address plans of up to
+//! [`UnpoolBackend::max_unpool_index_check`]. The kernels address plans of up to
 //! `u32::MAX - 1` elements whose indices are read in the output plane ([`addresses`]); the tensor
 //! functions run other plans with the portable composition.
 
@@ -19,7 +19,7 @@ use cubecl::prelude::*;
 use cubecl::{CubeDim, calculate_cube_count_elemwise};
 
 use super::UnpoolBackend;
-use crate::diagnostics;
+use crate::diagnostics::{self, Path};
 use crate::plan::Direction;
 use crate::{IndexLayout, PoolPlan, UnpoolPlan};
 use kernels::{CellGeometryLaunch, IndexGeometryLaunch};
@@ -39,9 +39,9 @@ impl UnpoolBackend for CubeBackend {
         KernelIndices::new(&plan, indices).gather(Direction::Backward, grad, shape)
     }
 
-    fn max_unpool_invalid_index_flag(indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
+    fn max_unpool_index_check(indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         plan.checked_flag_shape(&indices.shape());
-        KernelIndices::new(&plan, indices).invalid_index_flag()
+        KernelIndices::new(&plan, indices).index_check()
     }
 
     fn max_pool_with_indices(x: CubeTensor, plan: PoolPlan) -> (CubeTensor, CubeTensor) {
@@ -195,7 +195,7 @@ impl KernelIndices {
         let (client, dtype, geometry) =
             (&output.client, storage_type(output.dtype), self.geometry());
         if self.unique && self.in_len > 0 {
-            diagnostics::record(&diagnostics::ONE_PASS_KERNELS);
+            diagnostics::record(Path::OnePassKernel);
             let (cube_dim, count) = launch_grid(&output, self.in_len);
             // SAFETY: one unit per element of `x` (and of the indices); units past `in_len` stop
             // at once. A unit of the forward writes only its own cell, inside `output`; the
@@ -220,7 +220,7 @@ impl KernelIndices {
             }
             return output;
         }
-        diagnostics::record(&diagnostics::WINNER_KERNELS);
+        diagnostics::record(Path::WinnerKernel);
         let winners = self.elect_winners().into_tensor_arg();
         let (cube_dim, count) = launch_grid(&output, units);
         // SAFETY: every winner is at most `in_len`, the elements of `x`; `winners` holds `out_len`
@@ -241,7 +241,7 @@ impl KernelIndices {
 
     /// `[1]` of `u32`: bit 0 when some index is out of range, bit 1 when some index lies outside
     /// its own cell.
-    fn invalid_index_flag(&self) -> CubeTensor {
+    fn index_check(&self) -> CubeTensor {
         self.index_pass(1, true)
     }
 
