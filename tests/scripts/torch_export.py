@@ -4,7 +4,8 @@ with their inputs and the outputs of ONNX Runtime (CPU, one thread) and PyTorch.
 
 PyTorch's stock ONNX exporter refuses `max_unpool{1,2,3}d` ("Exporting the operator
 'aten::max_unpool2d' to ONNX opset version N is not supported"), so users register a custom
-symbolic, as `unpool_symbolic` below does: PyTorch's per-plane indices become ONNX's global ones
+symbolic, as the ONNX example's `unpool_symbolic` (examples/onnx-import/model/export.py)
+does: PyTorch's per-plane indices become ONNX's global ones
 through a `Shape/Gather/Mul/Range/Reshape/Add` subgraph, and the output size becomes an
 `output_shape` computed by `Shape/Slice/Concat`. The pools export as PyTorch's exporter writes
 them: `MaxPool` with `Indices`, and a second 1x1 `MaxPool` whose indices turn the global ones
@@ -15,6 +16,7 @@ Usage: python tests/scripts/torch_export.py  (needs numpy, torch, onnx, onnxrunt
 
 import pathlib
 import shutil
+import sys
 
 import numpy as np
 import onnx
@@ -27,34 +29,9 @@ from torch.onnx import register_custom_op_symbolic
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "data" / "onnx" / "models" / "torch"
 OPSET = 17
 
-
-def unpool_symbolic(g, x, indices, output_size, *_):
-    """`aten::max_unpool{1,2,3}d(x, indices, output_size)` as ONNX `MaxUnpool`."""
-    from torch.onnx import symbolic_helper as sh
-
-    output_size = sh._get_const(output_size, "is", "output_size")
-    x_size = sh._get_tensor_sizes(x)
-    dims = len(output_size)
-    # MaxUnpool needs a kernel; with an output_shape it only bounds the indices' plane, so take
-    # the pool's stride as it follows from the sizes (output_shape decides the placement).
-    kernel = [max(1, o // i) for o, i in zip(output_size, x_size[2:])]
-    shape = g.op("Shape", x)
-    batch_channels = g.op("Slice", shape, g.op("Constant", value_t=torch.tensor([0])),
-                          g.op("Constant", value_t=torch.tensor([2])))
-    # N * C as a scalar (burn-onnx takes ReduceProd of tensors only, not of a shape).
-    axis = lambda i: g.op("Gather", shape, g.op("Constant", value_t=torch.tensor(i)), axis_i=0)
-    planes = g.op("Mul", axis(0), axis(1))
-    plane_len = int(np.prod(output_size))
-    offsets = g.op("Mul", g.op("Range", g.op("Constant", value_t=torch.tensor(0)), planes,
-                               g.op("Constant", value_t=torch.tensor(1))),
-                   g.op("Constant", value_t=torch.tensor(plane_len)))
-    offsets_shape = g.op("Concat", batch_channels,
-                         g.op("Constant", value_t=torch.tensor([1] * dims)), axis_i=0)
-    global_indices = g.op("Add", indices, g.op("Reshape", offsets, offsets_shape))
-    output_shape = g.op("Concat", batch_channels,
-                        g.op("Constant", value_t=torch.tensor(output_size)), axis_i=0)
-    return g.op("MaxUnpool", x, global_indices, output_shape, kernel_shape_i=kernel,
-                strides_i=kernel)
+# The symbolic users copy, from the ONNX example.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "onnx-import" / "model"))
+from export import unpool_symbolic  # noqa: E402
 
 
 for d in (1, 2, 3):
