@@ -1,9 +1,4 @@
-//! The shape rules of max unpooling, without Burn.
-//!
-//! [burn-unpool](https://docs.rs/burn-unpool) runs the op; its build-time ONNX importer
-//! (burn-unpool-onnx) must know the same rules without compiling Burn's backends for the build
-//! host. Both take them from here, so the rules exist once.
-
+#![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
 /// The default output size of one spatial axis: the input size of the pool being inverted,

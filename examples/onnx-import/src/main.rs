@@ -27,9 +27,15 @@ fn main() -> ExitCode {
     };
     let recorded = Recorded::load();
     let comparison = compare_with_onnxruntime(&device);
-    println!("model:     model/encoder_decoder.onnx, recorded by {}", recorded.producer);
+    println!(
+        "model:     model/encoder_decoder.onnx, recorded by {}",
+        recorded.producer
+    );
     println!("device:    {name}");
-    println!("input:     {:?} -> output {:?}", recorded.input_shape, comparison.shape);
+    println!(
+        "input:     {:?} -> output {:?}",
+        recorded.input_shape, comparison.shape
+    );
     println!(
         "vs ONNX Runtime: max |difference| {:.2e} (largest |value| {:.2})",
         comparison.max_abs_diff, comparison.max_abs
