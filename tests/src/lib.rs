@@ -317,6 +317,10 @@ pub fn assert_bit_equal(actual: &TensorData, expected: &TensorData, context: &st
     );
 }
 
-/// The workspace README's examples run as doctests, so its API tour stays true.
+/// The workspace README's examples run as doctests, so its quick start stays true.
 #[doc = include_str!("../../README.md")]
 mod readme {}
+
+/// The guide's examples run as doctests, so its API tour stays true.
+#[doc = include_str!("../../docs/guide.md")]
+mod guide {}

@@ -8,7 +8,7 @@ queued back to back, one sync at the end, per call).
 windows cannot overlap); "raw" with a plain index tensor, checked (on a GPU one word is read back
 before the op runs).
 
-burn-unpool's medians come from the `timings` bench (run here, in the same session); ONNX Runtime
+burn-unpool's medians come from the `timings` bench (run here, in the same invocation); ONNX Runtime
 runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); PyTorch runs
 `F.max_unpool2d` and its autograd backward with the same thread count as burn-unpool's rayon pool.
 Indices are drawn uniformly inside each pool window, as `benches/support` does (global for ONNX

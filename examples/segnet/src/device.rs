@@ -5,7 +5,7 @@ use burn::tensor::Device;
 /// A device the command line can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum DeviceChoice {
-    /// The faster CPU backend for this network (Flex; see the README's measurement).
+    /// The faster CPU backend for this network (Flex; see the example's README for the measurement).
     Cpu,
     /// Burn's Flex CPU backend.
     Flex,
