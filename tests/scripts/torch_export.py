@@ -24,18 +24,16 @@ import onnxruntime as ort
 import torch
 from onnx import numpy_helper
 from torch import nn
-from torch.onnx import register_custom_op_symbolic
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "data" / "onnx" / "models" / "torch"
 OPSET = 17
 
 # The symbolic users copy, from the ONNX example.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "onnx-import" / "model"))
-from export import unpool_symbolic  # noqa: E402
+from export import register_unpool_symbolic  # noqa: E402
 
 
-for d in (1, 2, 3):
-    register_custom_op_symbolic(f"aten::max_unpool{d}d", unpool_symbolic, OPSET)
+register_unpool_symbolic()
 
 
 def sizes(t):
