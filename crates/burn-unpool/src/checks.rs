@@ -44,11 +44,20 @@ pub(crate) fn same_shape(x_shape: &[usize], indices_shape: &[usize]) -> Result<(
 /// Kernel sizes, strides and dilations must be non-zero.
 pub(crate) fn geometry(geometry: &PoolGeometry) -> Result<(), UnpoolError> {
     match geometry.zero_parameter() {
-        Some((name, values)) => Err(UnpoolError::ZeroParameter {
+        Some((name, values)) => nonzero(name, values),
+        None => Ok(()),
+    }
+}
+
+/// The parameter `name` (a kernel size, stride or dilation) must be non-zero on every axis.
+pub(crate) fn nonzero(name: &'static str, values: &[usize]) -> Result<(), UnpoolError> {
+    if values.contains(&0) {
+        Err(UnpoolError::ZeroParameter {
             name,
             values: values.to_vec(),
-        }),
-        None => Ok(()),
+        })
+    } else {
+        Ok(())
     }
 }
 

@@ -353,6 +353,10 @@ pub(crate) fn or_panic<T>(result: Result<T, UnpoolError>) -> T {
 }
 
 /// The value, or a panic with the error's message: the tensor functions' style, for any error.
+#[track_caller]
 pub(crate) fn or_panic_with<T, E: fmt::Display>(result: Result<T, E>) -> T {
-    result.unwrap_or_else(|err| panic!("{err}"))
+    match result {
+        Ok(value) => value,
+        Err(err) => panic!("{err}"),
+    }
 }

@@ -2,7 +2,8 @@
 
 use burn::tensor::ops::MaxPoolOptions;
 
-use crate::error::UnpoolError;
+use crate::checks;
+use crate::error::or_panic;
 use crate::geometry::PoolGeometry;
 
 /// How the values of an index tensor address the output.
@@ -74,7 +75,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     /// happens, with the offending values named, when the options are used (the fields are
     /// public, so that check runs again there).
     pub fn new(kernel_size: [usize; D]) -> Self {
-        nonzero("kernel_size", &kernel_size);
+        or_panic(checks::nonzero("kernel_size", &kernel_size));
         Self {
             kernel_size,
             stride: kernel_size,
@@ -118,7 +119,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     /// # Panics
     /// When a stride is zero, as Burn's [`MaxPoolOptions::with_stride`] does.
     pub fn with_stride(mut self, stride: [usize; D]) -> Self {
-        nonzero("stride", &stride);
+        or_panic(checks::nonzero("stride", &stride));
         self.stride = stride;
         self
     }
@@ -140,7 +141,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     /// # Panics
     /// When a dilation is zero, as Burn's [`MaxPoolOptions::with_dilation`] does.
     pub fn with_dilation(mut self, dilation: [usize; D]) -> Self {
-        nonzero("dilation", &dilation);
+        or_panic(checks::nonzero("dilation", &dilation));
         self.dilation = dilation;
         self
     }
@@ -185,15 +186,6 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     pub fn without_index_check(mut self) -> Self {
         self.check_indices = false;
         self
-    }
-}
-
-/// Panics, naming the parameter and its values, when one of `values` is zero.
-#[track_caller]
-fn nonzero(name: &'static str, values: &[usize]) {
-    if values.contains(&0) {
-        let values = values.to_vec();
-        panic!("{}", UnpoolError::ZeroParameter { name, values });
     }
 }
 
