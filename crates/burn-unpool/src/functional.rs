@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Device, DispatchTensor, Int, Tensor};
 
-use crate::backend::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, UnpoolBackend};
+use crate::backend::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, Kernels, UnpoolBackend};
 use crate::checks;
 use crate::composed;
 use crate::diagnostics::{self, Path};
@@ -266,7 +266,6 @@ fn buffer_limit(device: &Device) -> Option<u64> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
     /// The CPU kernels (Flex, NdArray): they check index values while they read them.
-    #[cfg_attr(not(any(feature = "flex", feature = "ndarray")), allow(dead_code))]
     HostKernels,
     /// The GPU kernels: they skip bad indices, so a checked call asks the device first.
     DeviceKernels,
@@ -275,20 +274,13 @@ enum Route {
 }
 
 impl Route {
-    // NdArray is deprecated in Burn 0.22 but still shipped, and supported; only the GPU route
-    // depends on the plan.
-    #[allow(deprecated)]
+    // Only the GPU route depends on the plan.
     #[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
     fn of(device: &Device, plan: &UnpoolPlan) -> Self {
-        match device.as_dispatch().clone().inner() {
-            #[cfg(feature = "flex")]
-            burn::backend::DispatchDevice::Flex(_) => Self::HostKernels,
-            #[cfg(feature = "ndarray")]
-            burn::backend::DispatchDevice::NdArray(_) => Self::HostKernels,
+        match Kernels::of(device) {
+            Kernels::Host => Self::HostKernels,
             #[cfg(feature = "wgpu")]
-            burn::backend::DispatchDevice::Cube(_) if crate::backend::cube::addresses(plan) => {
-                Self::DeviceKernels
-            }
+            Kernels::Cube if crate::backend::cube::addresses(plan) => Self::DeviceKernels,
             _ => Self::Composed,
         }
     }

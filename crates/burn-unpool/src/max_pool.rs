@@ -5,7 +5,7 @@ use burn::backend::Dispatch;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Tensor};
 
-use crate::backend::UnpoolBackend;
+use crate::backend::{Kernels, UnpoolBackend};
 use crate::composed::pool::{IndexOrder, max_pool as composed_max_pool};
 use crate::error::or_panic_with;
 use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec};
@@ -146,17 +146,12 @@ fn index_dtype(device: &Device, shape: &[usize]) -> DType {
 }
 
 /// Whether the backend's own pool kernels run `plan` on `device`.
-// NdArray is deprecated in Burn 0.22 but still shipped, and supported.
-#[allow(deprecated)]
 #[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
 fn runs_kernels(device: &Device, plan: &PoolPlan) -> bool {
-    match device.as_dispatch().clone().inner() {
-        #[cfg(feature = "flex")]
-        burn::backend::DispatchDevice::Flex(_) => true,
-        #[cfg(feature = "ndarray")]
-        burn::backend::DispatchDevice::NdArray(_) => true,
+    match Kernels::of(device) {
+        Kernels::Host => true,
         #[cfg(feature = "wgpu")]
-        burn::backend::DispatchDevice::Cube(_) => crate::backend::cube::addresses_pool(plan),
+        Kernels::Cube => crate::backend::cube::addresses_pool(plan),
         _ => false,
     }
 }
