@@ -54,10 +54,9 @@ pub fn load(device: &Device) -> model::Model {
     )
 }
 
-/// Runs the imported model on `device` with the recorded input and compares its output with
-/// ONNX Runtime's.
-pub fn compare_with_onnxruntime(device: &Device) -> Comparison {
-    let recorded = Recorded::load();
+/// Runs the imported model on `device` with `recorded`'s input and compares its output with
+/// ONNX Runtime's for it.
+pub fn compare_with_onnxruntime(recorded: &Recorded, device: &Device) -> Comparison {
     let model = load(device);
     let image = Tensor::<4>::from_data(
         TensorData::new(recorded.input.clone(), recorded.input_shape.clone()),

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         }
     };
     let recorded = Recorded::load();
-    let comparison = compare_with_onnxruntime(&device);
+    let comparison = compare_with_onnxruntime(&recorded, &device);
     println!(
         "model:     model/encoder_decoder.onnx, recorded by {}",
         recorded.producer

@@ -17,7 +17,7 @@ fn devices() -> Vec<(&'static str, Device)> {
 fn the_imported_model_matches_onnx_runtime_on_every_device() {
     let recorded = Recorded::load();
     for (name, device) in devices() {
-        let comparison = compare_with_onnxruntime(&device);
+        let comparison = compare_with_onnxruntime(&recorded, &device);
         assert_eq!(comparison.shape, recorded.output_shape, "{name}");
         // Convolutions summed in another order differ in the last bits of f32.
         assert!(
