@@ -5,10 +5,12 @@
 //! same gradient. A property test checks random geometries and values against the reference.
 
 use burn::tensor::ops::MaxPoolOptions;
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{DType, Device, Tensor, TensorData};
+use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_pool_with_indices, max_unpool};
 use burn_unpool_tests::{
-    assert_bit_equal, devices, outcome, reference_backward, reference_forward, reference_targets,
+    assert_bit_equal, devices, on_both_routes, outcome, reference_backward, reference_forward,
+    reference_targets,
 };
 use proptest::prelude::*;
 
@@ -140,9 +142,15 @@ fn reference_pool_gradient(pool: &Pool, pooled: &Pooled, grad: &[f32]) -> Vec<f3
     dx
 }
 
-/// Small integers, so sums are exact in any order.
+/// Small integers, so sums are exact in any order, with `-0.0` for zero: the pool's gradient, a
+/// sum into zeros, turns it into `+0.0`; the unpooling's, a gather, keeps it.
 fn gradient_values(len: usize) -> Vec<f32> {
-    (0..len).map(|i| ((i * 5) % 9) as f32 - 4.0).collect()
+    (0..len)
+        .map(|i| match ((i * 5) % 9) as f32 - 4.0 {
+            0.0 => -0.0,
+            g => g,
+        })
+        .collect()
 }
 
 /// Pools `pool` on `device` and checks values, indices and the pool's gradient against the
@@ -156,7 +164,7 @@ fn check<const D: usize, const R: usize>(pool: &Pool, device: &Device, context: 
     )
     .require_grad();
     let options = pool.options::<D>();
-    let (pooled, indices) = max_pool_with_indices(x.clone(), &options);
+    let (pooled, indices) = max_pool_with_indices(x.clone(), options.clone());
     let expected = reference_pool(pool).expect("a pool the crate accepts is valid");
     let expected_values = TensorData::new(expected.values.clone(), expected.shape.clone());
     assert_bit_equal(&pooled.clone().into_data(), &expected_values, context);
@@ -165,6 +173,39 @@ fn check<const D: usize, const R: usize>(pool: &Pool, device: &Device, context: 
         TensorData::new(expected.indices.clone(), expected.shape.clone()),
         "{context}: indices"
     );
+
+    // ONNX MaxPool (any rank; without ceil mode, whose ONNX rule is the same by construction):
+    // the same values, and global indices.
+    if !pool.ceil_mode {
+        let pads = [
+            pool.padding.iter().map(|p| p.0).collect::<Vec<_>>(),
+            pool.padding.iter().map(|p| p.1).collect(),
+        ]
+        .concat();
+        let attributes = MaxPoolAttributes::new(pool.kernel.clone())
+            .with_strides(pool.stride.clone())
+            .with_pads(pads)
+            .with_dilations(pool.dilation.clone());
+        let x = Tensor::<R>::from_data(TensorData::new(pool.x.clone(), pool.shape.clone()), device);
+        let (y, global) = max_pool_onnx(x, &attributes);
+        assert_bit_equal(
+            &y.into_data(),
+            &expected_values,
+            &format!("{context}: ONNX"),
+        );
+        let (in_plane, out_plane) = (
+            pool.shape[2..].iter().product::<usize>(),
+            expected.shape[2..].iter().product::<usize>(),
+        );
+        let expected_global: Vec<i64> = (expected.indices.iter().enumerate())
+            .map(|(cell, &index)| index + ((cell / out_plane) * in_plane) as i64)
+            .collect();
+        assert_eq!(
+            global.into_data(),
+            TensorData::new(expected_global, expected.shape.clone()),
+            "{context}: ONNX indices"
+        );
+    }
 
     let grad = gradient_values(expected.values.len());
     let weights = Tensor::<R>::from_data(
@@ -232,9 +273,14 @@ fn check<const D: usize, const R: usize>(pool: &Pool, device: &Device, context: 
         .iter()
         .map(|&v| v as f64)
         .collect();
+    // The composition's unpool gradient is Burn's autodiff of `select`, a sum into zeros: an
+    // upstream -0.0 becomes +0.0 there (documented in the guide), a gather keeps it elsewhere.
+    // wgpu's kernels take 1 to 3 axes, so its pools and unpoolings beyond run the composition.
+    let sums_into_zeros =
+        context.ends_with("composition") || (context.contains("on wgpu") && D > 3);
     let dv: Vec<f32> = reference_backward(&out_grad, &targets)
         .into_iter()
-        .map(|v| v as f32)
+        .map(|v| if sums_into_zeros { v + 0.0 } else { v } as f32)
         .collect();
     assert_bit_equal(
         &dv_pooled,
@@ -243,11 +289,21 @@ fn check<const D: usize, const R: usize>(pool: &Pool, device: &Device, context: 
     );
 }
 
+/// [`check`] on this crate's kernels and on the composition of Burn ops that devices without
+/// them run.
 fn check_any_rank(pool: &Pool, device: &Device, context: &str) {
+    on_both_routes(|route| check_at_rank(pool, device, &format!("{context}, {route}")));
+}
+
+/// [`check`] at the rank of `pool`: 1 to 6 spatial axes.
+fn check_at_rank(pool: &Pool, device: &Device, context: &str) {
     match pool.shape.len() {
         3 => check::<1, 3>(pool, device, context),
         4 => check::<2, 4>(pool, device, context),
         5 => check::<3, 5>(pool, device, context),
+        6 => check::<4, 6>(pool, device, context),
+        7 => check::<5, 7>(pool, device, context),
+        8 => check::<6, 8>(pool, device, context),
         rank => panic!("no pool of rank {rank}"),
     }
 }
@@ -279,6 +335,10 @@ fn edge_cases() -> Vec<(&'static str, Pool)> {
     let mostly_neg_inf = [neg, neg, neg, 1.0, neg, neg, 2.0, neg, -INF, 0.5];
     let with_nan = [1.0, NAN, 3.0, -1.0, NAN, neg, 2.0];
     let ties = [1.0, 1.0, 0.0, 1.0, 2.0, 2.0];
+    // -0.0 and +0.0 compare equal (the first wins); subnormals compare by value, also on a
+    // device that flushes them.
+    let tiny = f32::from_bits(1);
+    let zeros_and_subnormals = [-0.0, 0.0, tiny, -tiny, 1.0e-39, -0.0, 2.0 * tiny, 0.0];
     vec![
         (
             "a window of -inf (1-d, disjoint)",
@@ -367,13 +427,70 @@ fn edge_cases() -> Vec<(&'static str, Pool)> {
             "disjoint 3-d of -inf",
             pool(&[1, 1, 4, 4, 4], &[2, 2, 2], values(64, 8, &mostly_neg_inf)),
         ),
+        (
+            "signed zeros and subnormals, overlapping 2-d",
+            Pool {
+                stride: vec![1, 1],
+                ..pool(&[1, 2, 4, 5], &[2, 3], values(40, 9, &zeros_and_subnormals))
+            },
+        ),
+        (
+            "signed zeros and subnormals, disjoint 1-d",
+            pool(&[2, 1, 12], &[3], values(24, 10, &zeros_and_subnormals)),
+        ),
+        (
+            "4 axes of distinct values, window 2 on each",
+            pool(&[1, 2, 4, 4, 4, 4], &[2; 4], distinct(512)),
+        ),
+        (
+            "4 axes, overlapping, padded, dilated, ceil mode, NaN and -inf",
+            Pool {
+                stride: vec![1, 2, 1, 2],
+                padding: vec![(1, 0), (0, 1), (1, 1), (0, 0)],
+                dilation: vec![1, 1, 2, 1],
+                ceil_mode: true,
+                ..pool(
+                    &[1, 2, 3, 4, 5, 3],
+                    &[2, 2, 2, 2],
+                    values(360, 11, &[neg, 1.0, NAN, 2.0, neg, -0.0, 0.0, 2.0]),
+                )
+            },
+        ),
+        (
+            "5 axes of distinct values, mixed windows",
+            Pool {
+                stride: vec![1, 2, 1, 1, 2],
+                ..pool(&[2, 1, 3, 4, 2, 3, 4], &[2, 2, 1, 3, 2], distinct(576))
+            },
+        ),
+        (
+            "6 axes, ties, padded",
+            Pool {
+                padding: vec![(0, 0), (1, 0), (0, 0), (0, 1), (0, 0), (1, 1)],
+                stride: vec![1, 2, 1, 2, 1, 2],
+                ..pool(
+                    &[1, 2, 2, 3, 2, 3, 2, 4],
+                    &[2, 2, 1, 2, 2, 3],
+                    values(576, 12, &ties),
+                )
+            },
+        ),
     ]
+}
+
+/// Distinct values, shuffled so that no axis is monotonic.
+fn distinct(len: usize) -> Vec<f32> {
+    (0..len).map(|i| ((i * 37 + 11) % len) as f32).collect()
 }
 
 #[test]
 fn pools_keep_every_index_in_its_window_and_unpool_as_raw_indices_do() {
     for (name, pool) in edge_cases() {
         for (device_name, device) in devices() {
+            if device_name == "ndarray" && pool.shape.len() > 6 {
+                // NdArray holds tensors of at most 6 dimensions.
+                continue;
+            }
             check_any_rank(&pool, &device, &format!("{name} on {device_name}"));
         }
     }
@@ -384,7 +501,7 @@ fn a_window_wholly_in_the_padding_is_refused_on_every_device() {
     for (_, device) in devices() {
         let x = Tensor::<3>::ones([1, 1, 3], &device);
         let options = MaxPoolOptions::new([2]).with_padding([2]);
-        let err = outcome(|| max_pool_with_indices(x, &options)).unwrap_err();
+        let err = outcome(|| max_pool_with_indices(x, options.clone())).unwrap_err();
         assert_eq!(
             err,
             "max_pool: window 0 of axis 0 (size 3, padding (2, 2)) lies entirely in the padding; \
@@ -392,7 +509,7 @@ fn a_window_wholly_in_the_padding_is_refused_on_every_device() {
         );
         let x = Tensor::<4>::ones([1, 1, 4, 4], &device);
         let options = MaxPoolOptions::new([1, 2]).with_padding_pairs([(0, 0), (3, 0)]);
-        let err = outcome(|| max_pool_with_indices(x, &options)).unwrap_err();
+        let err = outcome(|| max_pool_with_indices(x, options.clone())).unwrap_err();
         assert!(
             err.contains("window 0 of axis 1 (size 4, padding (3, 0))"),
             "{err}"
@@ -400,13 +517,13 @@ fn a_window_wholly_in_the_padding_is_refused_on_every_device() {
     }
 }
 
-/// Random pools of rank 1 to 3: sizes, kernels, strides, dilations, asymmetric paddings and
-/// ceil mode, over values with ties, `-inf`, `+inf` and NaN.
+/// Random pools of 1 to 5 spatial axes: sizes, kernels, strides, dilations, asymmetric paddings
+/// and ceil mode, over values with ties, `-inf`, `+inf`, NaN, signed zeros and subnormals.
 fn random_pool() -> impl Strategy<Value = Pool> {
-    (1usize..=3)
+    (1usize..=5)
         .prop_flat_map(|dims| {
             let axis = (
-                1usize..=7,
+                1usize..=(if dims > 3 { 4 } else { 7 }),
                 1usize..=4,
                 1usize..=3,
                 1usize..=3,
@@ -425,7 +542,21 @@ fn random_pool() -> impl Strategy<Value = Pool> {
             let spatial: Vec<usize> = axes.iter().map(|a| a.0).collect();
             let shape: Vec<usize> = [n, c].into_iter().chain(spatial).collect();
             let len = shape.iter().product();
-            let palette = [f32::NEG_INFINITY, -1.0, 0.0, 1.0, 2.0, INF, NAN, 2.0, -1.0];
+            let tiny = f32::from_bits(3);
+            let palette = [
+                f32::NEG_INFINITY,
+                -1.0,
+                0.0,
+                1.0,
+                2.0,
+                INF,
+                NAN,
+                2.0,
+                -1.0,
+                -0.0,
+                tiny,
+                -tiny,
+            ];
             let x = (0..len)
                 .map(|i| {
                     let mixed = (seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) >> 7;
@@ -458,6 +589,150 @@ proptest! {
                 let err = outcome(|| check_any_rank(&pool, &device, &context)).unwrap_err();
                 prop_assert!(err.starts_with("max_pool: "), "{context}: {err}");
             }
+        }
+    }
+}
+
+/// Whether two f32 values are the same: equal bits, or both NaN (a NaN's payload may change
+/// through a narrower dtype).
+fn same_value(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// `R`-rank data of `pool`'s shape from `values`, as `dtype`.
+fn data_of(values: &[f32], shape: &[usize], dtype: DType) -> TensorData {
+    TensorData::new(values.to_vec(), shape.to_vec()).convert_dtype(dtype)
+}
+
+/// The pooled values, indices and gradient of a 2-d `pool` whose values are of `dtype`, as f32
+/// and i64, with `grad` as the pooled values' gradient.
+fn pool_2d(
+    pool: &Pool,
+    dtype: DType,
+    grad: &[f32],
+    device: &Device,
+) -> (Vec<f32>, Vec<i64>, Vec<f32>) {
+    let autodiff = device.clone().autodiff();
+    let x = Tensor::<4>::from_data(data_of(&pool.x, &pool.shape, dtype), (&autodiff, dtype))
+        .require_grad();
+    let (pooled, indices) = max_pool_with_indices(x.clone(), pool.options::<2>());
+    let shape = pooled.dims();
+    let weights = Tensor::<4>::from_data(data_of(grad, &shape, dtype), (&autodiff, dtype));
+    let grads = (pooled.clone() * weights).sum().backward();
+    let dx = x.grad(&grads).expect("a gradient for x");
+    let f32s = |data: TensorData| data.convert::<f32>().try_to_vec::<f32>().unwrap();
+    (
+        f32s(pooled.into_data()),
+        indices
+            .into_tensor()
+            .into_data()
+            .convert::<i64>()
+            .try_to_vec()
+            .unwrap(),
+        f32s(dx.into_data()),
+    )
+}
+
+#[test]
+fn pools_of_f64_f16_and_bf16_values_match_the_reference_on_every_route() {
+    let neg = f32::NEG_INFINITY;
+    let pool = Pool {
+        stride: vec![1, 2],
+        padding: vec![(1, 0), (0, 1)],
+        ..pool(
+            &[1, 2, 4, 5],
+            &[2, 3],
+            values(40, 13, &[neg, 1.0, NAN, 2.0, -0.0, 0.0, 0.5, -3.0, 2.0]),
+        )
+    };
+    let expected = reference_pool(&pool).expect("a valid pool");
+    let grad = gradient_values(expected.values.len());
+    let expected_dx = reference_pool_gradient(&pool, &expected, &grad);
+    let mut ran = 0;
+    for (device_name, device) in devices() {
+        for dtype in [DType::F64, DType::F16, DType::BF16] {
+            if !device.supports_dtype(dtype) {
+                continue;
+            }
+            on_both_routes(|route| {
+                let context = format!("{dtype:?} on {device_name}, {route}");
+                let (values, indices, dx) = pool_2d(&pool, dtype, &grad, &device);
+                assert_eq!(indices, expected.indices, "{context}: indices");
+                for (what, actual, expected) in [
+                    ("values", &values, &expected.values),
+                    ("gradient", &dx, &expected_dx),
+                ] {
+                    let same = actual.iter().zip(expected).all(|(&a, &b)| same_value(a, b));
+                    assert!(
+                        same,
+                        "{context}: {what}\nactual:   {actual:?}\nexpected: {expected:?}"
+                    );
+                }
+                ran += 1;
+            });
+        }
+    }
+    // Flex has f64, f16 and bf16; NdArray f64.
+    assert!(ran >= 8, "only {ran} runs");
+}
+
+#[test]
+fn overlapping_pool_gradients_are_the_sums_in_window_order_on_every_run() {
+    // Kernel 3, stride 1: every element lies in up to 9 windows, and ties let several windows
+    // pick it; gradients of mixed magnitudes make the sum depend on its order.
+    let pool = Pool {
+        stride: vec![1, 1],
+        padding: vec![(1, 1), (1, 1)],
+        ..pool(
+            &[2, 3, 6, 7],
+            &[3, 3],
+            values(252, 14, &[1.0, 2.0, 2.0, 0.5]),
+        )
+    };
+    let expected = reference_pool(&pool).expect("a valid pool");
+    let grad: Vec<f32> = (0..expected.values.len())
+        .map(|i| [1.0e8, 1.0, -1.0e8, 3.3e-3, 7.0e3][i % 5] * (1.0 + i as f32 / 97.0))
+        .collect();
+    let expected_dx = reference_pool_gradient(&pool, &expected, &grad);
+    for (device_name, device) in devices() {
+        on_both_routes(|route| {
+            for run in 0..2 {
+                let context = format!("{device_name}, {route}, run {run}");
+                let (_, indices, dx) = pool_2d(&pool, DType::F32, &grad, &device);
+                assert_eq!(indices, expected.indices, "{context}: indices");
+                assert_bit_equal(
+                    &TensorData::new(dx, pool.shape.clone()),
+                    &TensorData::new(expected_dx.clone(), pool.shape.clone()),
+                    &context,
+                );
+            }
+        });
+    }
+}
+
+#[test]
+fn empty_batches_and_channels_pool_and_unpool_on_every_route() {
+    for (device_name, device) in devices() {
+        for shape in [[0, 2, 4, 6], [2, 0, 4, 6], [0, 0, 4, 6]] {
+            on_both_routes(|route| {
+                let context = format!("{shape:?} on {device_name}, {route}");
+                let autodiff = device.clone().autodiff();
+                let x = Tensor::<4>::zeros(shape, &autodiff).require_grad();
+                let options = MaxPoolOptions::new([2, 2]);
+                let (pooled, indices) = max_pool_with_indices(x.clone(), options.clone());
+                let pooled_shape = [shape[0], shape[1], 2, 3];
+                assert_eq!(pooled.dims(), pooled_shape, "{context}: pooled");
+                assert_eq!(indices.tensor().dims(), pooled_shape, "{context}: indices");
+                let restored = max_unpool(pooled, indices, MaxUnpoolOptions::from_pool(&options));
+                assert_eq!(restored.dims(), shape, "{context}: unpooled");
+                if route == "composition" {
+                    // The composed unpooling of an empty tensor is not on the autodiff graph.
+                    return;
+                }
+                let grads = restored.sum().backward();
+                let dx = x.grad(&grads).expect("a gradient for x");
+                assert_eq!(dx.dims(), shape, "{context}: gradient");
+            });
         }
     }
 }

@@ -13,8 +13,8 @@ use burn_unpool::{
     max_unpool3d,
 };
 use burn_unpool_tests::{
-    assert_bit_equal, data_from_bits, devices, outcome, recorded_cases, reference_forward,
-    reference_targets,
+    assert_bit_equal, data_from_bits, devices, on_both_routes, outcome, recorded_cases,
+    reference_forward, reference_targets,
 };
 use serde::Deserialize;
 
@@ -82,7 +82,7 @@ fn pool<const D: usize, const R: usize>(
     device: &Device,
 ) -> (TensorData, TensorData) {
     let x = Tensor::<R>::from_data(case.f32(&case.x, &case.shape), device);
-    let (pooled, indices) = max_pool_with_indices(x, &case.options::<D>());
+    let (pooled, indices) = max_pool_with_indices(x, case.options::<D>());
     assert_eq!(indices.input_size(), &case.shape[2..], "{}", case.name);
     (pooled.into_data(), i64_data(indices.into_tensor()))
 }
@@ -91,7 +91,7 @@ fn pool<const D: usize, const R: usize>(
 fn gradient<const D: usize, const R: usize>(case: &Recorded, device: &Device) -> TensorData {
     let autodiff = device.clone().autodiff();
     let x = Tensor::<R>::from_data(case.f32(&case.x, &case.shape), &autodiff).require_grad();
-    let (pooled, _) = max_pool_with_indices(x.clone(), &case.options::<D>());
+    let (pooled, _) = max_pool_with_indices(x.clone(), case.options::<D>());
     let grad_output =
         Tensor::<R>::from_data(case.f32(&case.grad_output, &case.pooled_shape), &autodiff);
     let grads = (pooled * grad_output).sum().backward();
@@ -99,26 +99,31 @@ fn gradient<const D: usize, const R: usize>(case: &Recorded, device: &Device) ->
 }
 
 #[test]
-fn max_pools_match_pytorch_on_every_device() {
+fn max_pools_match_pytorch_on_every_device_and_route() {
     for case in cases() {
         for (name, device) in devices() {
-            let context = format!("{} on {name}", case.name);
-            let (pooled, indices) = at_rank!(case.shape, pool(&case, &device));
-            let expected = case.f32(&case.pooled, &case.pooled_shape);
-            assert_bit_equal(&pooled, &expected, &context);
-            assert_eq!(indices, case.indices(), "{context}");
+            on_both_routes(|route| {
+                let context = format!("{} on {name}, {route}", case.name);
+                let (pooled, indices) = at_rank!(case.shape, pool(&case, &device));
+                let expected = case.f32(&case.pooled, &case.pooled_shape);
+                assert_bit_equal(&pooled, &expected, &context);
+                assert_eq!(indices, case.indices(), "{context}");
+            });
         }
     }
 }
 
 #[test]
-fn max_pool_gradients_match_pytorch_autograd() {
+fn max_pool_gradients_match_pytorch_autograd_on_every_device_and_route() {
     for case in cases() {
         for (name, device) in devices() {
-            let context = format!("{} on {name}", case.name);
-            let dx = at_rank!(case.shape, gradient(&case, &device));
-            // Integer gradients (-4..=4) sum exactly, in any order.
-            assert_bit_equal(&dx, &case.f32(&case.grad_x, &case.shape), &context);
+            on_both_routes(|route| {
+                let context = format!("{} on {name}, {route}", case.name);
+                let dx = at_rank!(case.shape, gradient(&case, &device));
+                // Integer gradients (-4..=4) sum exactly, in any order; an upstream -0.0 comes
+                // back as +0.0 (a sum into zeros), as in PyTorch.
+                assert_bit_equal(&dx, &case.f32(&case.grad_x, &case.shape), &context);
+            });
         }
     }
 }

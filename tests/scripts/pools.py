@@ -55,17 +55,29 @@ def values_of(kind, shape, rng):
         return x
     if kind == "all_neg_inf":
         return np.full(shape, -np.inf, dtype=np.float32)
+    if kind == "zeros_subnormals":
+        # Signed zeros tie (the first wins); subnormals compare by value.
+        tiny = np.float32(1e-45)
+        palette = np.array([-0.0, 0.0, tiny, -tiny, 1e-39, 2 * tiny, -0.0, 0.0], dtype=np.float32)
+        return palette[rng.integers(0, len(palette), size=shape)]
     raise ValueError(kind)
 
 
-def case(name, shape, kernel, stride, padding=0, dilation=1, ceil_mode=False, values="normal"):
+def case(
+    name, shape, kernel, stride, padding=0, dilation=1, ceil_mode=False, values="normal",
+    negative_zero_grad=False,
+):
     dims = len(shape) - 2
     rng = np.random.default_rng(sum(map(ord, name)) * 7919)
     x = torch.tensor(values_of(values, shape, rng), requires_grad=True)
     pooled, indices = POOLS[dims](
         x, kernel, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True
     )
-    grad_output = torch.tensor(rng.integers(-4, 5, size=pooled.shape).astype(np.float32))
+    grad_output = rng.integers(-4, 5, size=pooled.shape).astype(np.float32)
+    if negative_zero_grad:
+        # PyTorch's CPU gradient adds into zeros: an upstream -0.0 comes back as +0.0.
+        grad_output[grad_output == 0] = -0.0
+    grad_output = torch.tensor(grad_output)
     (pooled * grad_output).sum().backward()
     per_axis = lambda v: list(v) if isinstance(v, (list, tuple)) else [v] * dims
     return {
@@ -121,6 +133,19 @@ def main():
         case("2d_ties_overlapping", (1, 2, 7, 7), 3, 1, 1, values="ties"),
         case("2d_ties_disjoint", (2, 2, 6, 6), 2, 2, values="ties"),
         case("2d_nans", (1, 2, 8, 8), 3, 2, 1, values="nan"),
+        # ceil_mode drops a last window that would start in the end padding: 5 inputs, kernel 2,
+        # stride 2, padding 1 give 3 windows, not 4 (and 7 give 4, not 5).
+        case("1d_ceil_drops_window_in_padding", (1, 2, 5), 2, 2, 1, ceil_mode=True),
+        case("2d_ceil_drops_window_in_padding", (1, 2, 5, 7), 2, 2, 1, ceil_mode=True),
+        case("3d_ceil_drops_window_in_padding", (1, 1, 5, 3, 7), (2, 3, 2), (2, 1, 2), 1,
+             ceil_mode=True),
+        # Signed zeros and subnormals in the values, -0.0 in the upstream gradient.
+        case("2d_zeros_subnormals_disjoint", (1, 2, 6, 8), 2, 2, values="zeros_subnormals",
+             negative_zero_grad=True),
+        case("2d_zeros_subnormals_overlapping", (1, 2, 7, 7), 3, 2, 1, values="zeros_subnormals",
+             negative_zero_grad=True),
+        case("1d_zeros_subnormals_disjoint", (2, 1, 12), 3, 3, values="zeros_subnormals",
+             negative_zero_grad=True),
     ]
     OUT.write_text(
         json.dumps({"generator": "tests/scripts/pools.py", "torch": torch.__version__, "cases": cases})

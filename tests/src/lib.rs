@@ -22,6 +22,13 @@ pub fn devices() -> Vec<(&'static str, Device)> {
     devices
 }
 
+/// Runs `f` on this crate's kernels and on the composition of Burn ops that devices without them
+/// run (pools and unpooling alike), with the route's name.
+pub fn on_both_routes(mut f: impl FnMut(&str)) {
+    f("kernels");
+    burn_unpool::diagnostics::with_composition(|| f("composition"));
+}
+
 /// The pool geometry and output options of one unpooling, for any rank.
 #[derive(Clone, Debug, Deserialize)]
 pub struct PoolParams {

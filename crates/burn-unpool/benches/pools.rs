@@ -151,7 +151,7 @@ fn time_mode<T>(args: &Args, device: &Device, mode: Mode, op: &dyn Fn() -> T) ->
 type Pool<const R: usize> = (&'static str, fn(Tensor<R>, &Workload) -> Tensor<R>);
 
 fn ours<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R> {
-    let (pooled, indices) = max_pool_with_indices(x, &w.options::<D>());
+    let (pooled, indices) = max_pool_with_indices(x, w.options::<D>());
     // The indices are part of the result: keep them computed.
     drop(indices);
     pooled

@@ -69,7 +69,7 @@ fn report(title: &str, values: &[f32], options: MaxPoolOptions<2>) {
         }
         let ours = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let x = x();
-            let (pooled, indices) = max_pool_with_indices(x.clone(), &options);
+            let (pooled, indices) = max_pool_with_indices(x.clone(), options.clone());
             let grads = pooled.sum().backward();
             let dx = x.grad(&grads).map(|g| floats(g.into_data()));
             (

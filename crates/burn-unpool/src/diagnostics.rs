@@ -33,6 +33,35 @@ pub(crate) fn record(path: Path) {
 pub use counters::{Counts, counts};
 
 #[cfg(feature = "diagnostics")]
+thread_local! {
+    static COMPOSITION_FORCED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every device of this thread taking the composition of Burn ops (pools and
+/// unpooling), as devices without this crate's kernels do: the tests run it on the same cases
+/// as the kernels.
+#[cfg(feature = "diagnostics")]
+pub fn with_composition<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            COMPOSITION_FORCED.with(|forced| forced.set(self.0));
+        }
+    }
+    let _restore = Restore(COMPOSITION_FORCED.with(|forced| forced.replace(true)));
+    f()
+}
+
+/// Whether [`with_composition`] is running on this thread (never without the feature).
+#[inline(always)]
+pub(crate) fn composition_forced() -> bool {
+    #[cfg(feature = "diagnostics")]
+    return COMPOSITION_FORCED.with(|forced| forced.get());
+    #[cfg(not(feature = "diagnostics"))]
+    false
+}
+
+#[cfg(feature = "diagnostics")]
 mod counters {
     use super::{AtomicUsize, Ordering, Path};
 

@@ -62,6 +62,9 @@ pub mod bench_support {
     ) {
         let spec = crate::pool::PoolSpec::from_pool(options);
         let order = crate::composed::pool::IndexOrder::RowMajor;
-        crate::error::or_panic_with(crate::composed::pool::max_pool(x, &spec, order))
+        let plan =
+            crate::error::or_panic_with(crate::max_pool::plan_pool(&x.dims(), &spec, &x.device()));
+        let composed = crate::composed::pool::max_pool(x, &spec, order, plan.index_dtype());
+        crate::error::or_panic_with(composed)
     }
 }

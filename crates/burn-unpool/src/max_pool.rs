@@ -3,12 +3,12 @@
 
 use burn::backend::Dispatch;
 use burn::tensor::ops::MaxPoolOptions;
-use burn::tensor::{DType, Device, Tensor};
+use burn::tensor::{Device, Tensor};
 
 use crate::backend::{Kernels, UnpoolBackend};
 use crate::composed::pool::{IndexOrder, max_pool as composed_max_pool};
 use crate::error::or_panic_with;
-use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec};
+use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec, pool_index_dtype};
 
 /// Defines `max_pool{1,2}d_with_indices`: Burn's signature, this crate's pool.
 macro_rules! max_pool_with_indices {
@@ -23,7 +23,7 @@ macro_rules! max_pool_with_indices {
             x: Tensor<$rank>,
             options: MaxPoolOptions<$dims>,
         ) -> (Tensor<$rank>, PoolIndices<$rank>) {
-            max_pool_with_indices(x, &options)
+            max_pool_with_indices(x, options)
         }
     };
 }
@@ -39,12 +39,15 @@ max_pool_with_indices!(max_pool2d_with_indices, 2, 4);
 /// is the first maximum of its window in scan order (depth, then height, then width), or the last
 /// NaN of a window that holds NaNs; padding never wins, so every index lies inside its own
 /// window, for windows of `-inf`, asymmetric padding and dilation alike; indices are per-plane,
-/// row-major in the unpadded input, of the device's default int dtype (`I64` where a plane has
-/// more positions than an `I32` holds). The gradient flows to those positions and sums where
-/// overlapping windows pick the same one, in a fixed order, so it has the same bits every run.
+/// row-major in the unpadded input. Their dtype is the device's default int dtype when it is at
+/// least 32 bits wide and holds every position of a plane, else `I64` (an error on a device
+/// without it). The gradient flows to those positions and sums into zeros where overlapping
+/// windows pick the same one, in a fixed order, so it has the same bits every run (an upstream
+/// `-0.0` becomes `+0.0`, as in PyTorch).
 ///
-/// Flex, NdArray and the CubeCL devices (feature `wgpu`) run this crate's kernels, one pass over
-/// every window; other devices run a composition of Burn tensor ops with the same rules.
+/// Flex and NdArray run this crate's CPU kernels at any rank, the CubeCL devices (feature `wgpu`)
+/// its GPU kernels for 1 to 3 spatial axes; other devices and ranks run a composition of Burn
+/// tensor ops with the same rules.
 ///
 /// ```
 /// use burn::tensor::ops::MaxPoolOptions;
@@ -71,7 +74,7 @@ pub fn max_pool3d_with_indices(
     x: Tensor<5>,
     options: MaxPoolOptions<3>,
 ) -> (Tensor<5>, PoolIndices<5>) {
-    max_pool_with_indices(x, &options)
+    max_pool_with_indices(x, options)
 }
 
 /// `D`-dimensional max pooling of `x` `[N, C, D1..Dk]` (`R = D + 2`) with the indices of the
@@ -86,7 +89,7 @@ pub fn max_pool3d_with_indices(
 /// let device = Device::flex();
 /// // The second window holds only -inf: its index is its own first element, 2.
 /// let x = Tensor::<3>::from_floats([[[5.0, 1.0, f32::NEG_INFINITY, f32::NEG_INFINITY]]], &device);
-/// let (pooled, indices) = max_pool_with_indices(x, &MaxPoolOptions::new([2]));
+/// let (pooled, indices) = max_pool_with_indices(x, MaxPoolOptions::new([2]));
 /// pooled.into_data().assert_eq(&TensorData::from([[[5.0f32, f32::NEG_INFINITY]]]), false);
 /// let indices = indices.into_tensor().into_data().convert::<i64>();
 /// assert_eq!(indices, TensorData::from([[[0i64, 2]]]));
@@ -96,12 +99,12 @@ pub fn max_pool3d_with_indices(
 /// As [`max_pool3d_with_indices`], and when `options` has not `R - 2` spatial axes.
 pub fn max_pool_with_indices<const D: usize, const R: usize>(
     x: Tensor<R>,
-    options: &MaxPoolOptions<D>,
+    options: MaxPoolOptions<D>,
 ) -> (Tensor<R>, PoolIndices<R>) {
-    let spec = PoolSpec::from_pool(options);
+    let spec = PoolSpec::from_pool(&options);
     let shape = x.dims();
     let device = x.device();
-    let plan = or_panic_with(PoolPlan::new(&shape, &spec, index_dtype(&device, &shape)));
+    let plan = or_panic_with(plan_pool(&shape, &spec, &device));
     if !device.supports_dtype(x.dtype()) {
         panic!(
             "{}",
@@ -121,7 +124,12 @@ pub fn max_pool_with_indices<const D: usize, const R: usize>(
             Tensor::from_dispatch(indices),
         )
     } else {
-        or_panic_with(composed_max_pool(x, &spec, IndexOrder::RowMajor))
+        or_panic_with(composed_max_pool(
+            x,
+            &spec,
+            IndexOrder::RowMajor,
+            plan.index_dtype(),
+        ))
     };
     let indices = PoolIndices {
         indices,
@@ -131,18 +139,16 @@ pub fn max_pool_with_indices<const D: usize, const R: usize>(
     (pooled, indices)
 }
 
-/// The device's default int dtype, as Burn's pools use, or `I64` where a plane has more
-/// positions than an `I32` holds.
-fn index_dtype(device: &Device, shape: &[usize]) -> DType {
-    let dtype = DType::from(device.settings().int_dtype);
-    let plane = shape.get(2..).map_or(0, |spatial| {
+/// The checked plan of `pool` over an input of `shape` on `device`, with the indices' dtype.
+pub(crate) fn plan_pool(
+    shape: &[usize],
+    pool: &PoolSpec,
+    device: &Device,
+) -> Result<PoolPlan, PoolError> {
+    let plane_len = shape.get(2..).map_or(0, |spatial| {
         spatial.iter().fold(1usize, |n, &d| n.saturating_mul(d))
     });
-    if dtype.size() < 8 && plane > i32::MAX as usize {
-        DType::I64
-    } else {
-        dtype
-    }
+    PoolPlan::new(shape, pool, pool_index_dtype(device, plane_len)?)
 }
 
 /// Whether the backend's own pool kernels run `plan` on `device`.

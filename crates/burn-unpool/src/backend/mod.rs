@@ -170,6 +170,9 @@ pub(crate) enum Kernels {
 impl Kernels {
     /// The kernels of `device`'s backend.
     pub(crate) fn of(device: &Device) -> Self {
+        if crate::diagnostics::composition_forced() {
+            return Self::None;
+        }
         match device.as_dispatch().clone().inner() {
             #[cfg(feature = "flex")]
             burn::backend::DispatchDevice::Flex(_) => Self::Host,

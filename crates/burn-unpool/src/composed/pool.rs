@@ -3,9 +3,10 @@
 //! gathered, and its first maximum picked.
 //!
 //! The windows are laid out on the host once per call ([`Windows`]), from the shapes alone; the
-//! device then runs a `select` (all windows), a `max_dim`, an `argmax` over weighted candidates and
-//! a `gather` of the winners. The values come from that `gather`, so their gradient is Burn's
-//! gather backward: a scatter-add, which sums where overlapping windows share a maximum.
+//! device then runs a `select` (all windows), a `max_dim`, a `max_dim` over weighted candidates
+//! and a `gather` of each window's winner. The gradient is Burn's: the gather's backward puts each
+//! window's gradient at its winner (one per window), the select's adds them into `x` in table
+//! order, so it sums where overlapping windows share a maximum, in window order, deterministically.
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
 
@@ -147,11 +148,16 @@ fn advance(index: &mut [usize], bounds: &[usize]) {
 }
 
 /// Max-pools `x` (`[N, C, spatial..]`): the maxima and, per plane, the position of each in
-/// `order` (the first maximum in scan order; the last NaN where a window holds NaNs).
+/// `order` (the first maximum in scan order; the last NaN where a window holds NaNs), as indices
+/// of `index_dtype`.
+///
+/// Every integer tensor of the composition has `index_dtype`, which holds every position and
+/// window offset, never the device's default int dtype, which may be narrower.
 pub(crate) fn max_pool<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     pool: &PoolSpec,
     order: IndexOrder,
+    index_dtype: DType,
 ) -> Result<(Tensor<R, K>, Tensor<R, Int>), PoolError> {
     let shape = x.dims();
     if R < 3 {
@@ -164,58 +170,57 @@ pub(crate) fn max_pool<const R: usize, K: UnpoolKind>(
     out_shape[2..].copy_from_slice(&windows.output);
     let device = x.device();
     let planes = shape[0] * shape[1];
-    if planes == 0 {
-        let indices = Tensor::<R, Int>::zeros(out_shape, &device);
-        return Ok((Tensor::zeros(out_shape, &device), indices));
-    }
     let plane_len: usize = shape[2..].iter().product();
+    if planes == 0 || plane_len == 0 {
+        let indices = Tensor::<R, Int>::zeros(out_shape, (&device, index_dtype));
+        // A reshape of the empty input keeps the result on the autodiff graph.
+        let values = if out_shape.iter().product::<usize>() == 0 {
+            x.reshape(out_shape)
+        } else {
+            Tensor::zeros(out_shape, (&device, x.dtype()))
+        };
+        return Ok((values, indices));
+    }
     let (cells, window) = (windows.cells(), windows.window);
     let len = cells * window;
-    let wide = plane_len.max(len) > i32::MAX as usize;
-    let index_tensor = |values: Vec<i64>, dtype: Option<DType>| {
-        let data = TensorData::new(values, [len]);
-        match dtype {
-            Some(dtype) => Tensor::<1, Int>::from_data(data, (&device, dtype)),
-            None => Tensor::<1, Int>::from_data(data, &device),
-        }
+    let table = |values: Vec<i64>| {
+        Tensor::<1, Int>::from_data(TensorData::new(values, [len]), (&device, index_dtype))
     };
-    let wide_dtype = wide.then_some(DType::I64);
+    let weights = |values: Vec<i64>| table(values).reshape([1, cells, window]);
 
     let flat = x.reshape([planes, plane_len]);
-    let sources = index_tensor(windows.sources, wide_dtype);
+    let sources = table(windows.sources);
     let gathered = flat
-        .clone()
         .select(1, sources.clone())
         .reshape([planes, cells, window]);
     let maxima = gathered.clone().max_dim(2);
-    let candidates = gathered.clone().equal(maxima).int();
-    let weights = |values: Vec<i64>| {
-        Tensor::<1, Int>::from_data(
-            TensorData::new(values, [len]),
-            (&device, candidates.dtype()),
-        )
-        .reshape([1, cells, window])
-    };
-    let mut chosen = (candidates.clone() * weights(windows.first)).argmax(2);
-    if let Some(nans) = K::nan_mask(gathered) {
-        let last_nan = (nans.int() * weights(windows.last)).max_dim(2);
+    let candidates = gathered.clone().equal(maxima).int().cast(index_dtype);
+    // The largest `window - offset` among the maxima is the first one in scan order.
+    let best_first = (candidates * weights(windows.first)).max_dim(2);
+    let window_len =
+        Tensor::<3, Int>::full([planes, cells, 1], window as i64, (&device, index_dtype));
+    let mut chosen = window_len - best_first;
+    if let Some(nans) = K::nan_mask(gathered.clone()) {
+        let last_nan = (nans.int().cast(index_dtype) * weights(windows.last)).max_dim(2);
         let any_nan = last_nan.clone().greater_elem(0);
-        let dtype = chosen.dtype();
-        chosen = chosen.mask_where(any_nan, last_nan.sub_scalar(1).cast(dtype));
+        chosen = chosen.mask_where(any_nan, last_nan.sub_scalar(1));
     }
     // The winner's entry in the (cell, offset) table.
-    let dtype = wide_dtype.unwrap_or(chosen.dtype());
-    let cell_start = Tensor::<1, Int>::arange_step(0..len as i64, window, (&device, dtype))
+    let cell_start = Tensor::<1, Int>::arange_step(0..len as i64, window, (&device, index_dtype))
         .reshape([1, cells, 1]);
-    let entry = (chosen.cast(dtype) + cell_start).reshape([planes * cells]);
+    let entry = (chosen.clone() + cell_start).reshape([planes * cells]);
     let positions = sources.select(0, entry.clone()).reshape([planes, cells]);
     let labels = match windows.column_major {
-        None => positions.clone(),
-        Some(labels) => index_tensor(labels, Some(dtype))
-            .select(0, entry)
-            .reshape([planes, cells]),
+        None => positions,
+        Some(labels) => table(labels).select(0, entry).reshape([planes, cells]),
     };
-    let values = flat.gather(1, positions).reshape(out_shape);
+    // The winners picked from the gathered windows, not from `x` at their positions: the
+    // gradient then scatters one value per window (no two into one place) and sums into `x`
+    // through the `select`, whose backward adds in table order, on every device: the pool's
+    // gradient in window order, the same bits every run, with no float atomics.
+    let values = gathered
+        .gather(2, chosen.reshape([planes, cells, 1]))
+        .reshape(out_shape);
     Ok((values, labels.reshape(out_shape)))
 }
 

@@ -28,6 +28,14 @@ pub(crate) fn run<const R: usize, K: Basic>(
     let input_len = input.shape().num_elements();
     let output_shape = plan.result_shape(direction);
     let output_len: usize = output_shape.iter().product();
+    let shape: [usize; R] = output_shape
+        .clone()
+        .try_into()
+        .expect("a plan's shapes have the tensor's rank");
+    if output_len == 0 {
+        // Burn's reshape reads a 0 as "keep this axis", so an empty result is made whole.
+        return Tensor::zeros(shape, (&input.device(), input.dtype()));
+    }
     let output = Tensor::<1, K>::zeros([output_len], (&input.device(), input.dtype()));
     let output = match winners(indices, plan) {
         Some((sources, targets)) => {
@@ -40,9 +48,6 @@ pub(crate) fn run<const R: usize, K: Basic>(
         }
         None => output,
     };
-    let shape: [usize; R] = output_shape
-        .try_into()
-        .expect("a plan's shapes have the tensor's rank");
     output.reshape(shape)
 }
 

@@ -1,5 +1,5 @@
-//! The CPU max pool with indices: one core for every rank (three axes, leading ones of size 1) and
-//! every float dtype, parallel over `(n, c)` planes.
+//! The CPU max pool with indices: one core for every rank (the last three axes in nested loops,
+//! any axes before them as lists of offsets) and every float dtype, parallel over `(n, c)` planes.
 //!
 //! Each window is scanned in row-major order from its first input element; an element replaces
 //! the running maximum when it is larger or NaN. So the index is the first maximum, or the last
@@ -75,39 +75,105 @@ impl AxisTaps {
     }
 }
 
-/// Pools one plane of `x` (`input` elements per axis) into `values` and `indices`.
+/// The windows of one plane, for any number of spatial axes: the last three are scanned by nested
+/// loops (a pool of fewer axes gets leading axes of one element, which change no position); the
+/// axes before them, if any, contribute a list of plane offsets per output cell, in scan order.
+struct PlaneWindows {
+    /// The taps of the last three axes.
+    inner: [AxisTaps; 3],
+    /// The input sizes of the last two axes (row strides of the inner block).
+    inner_input: [usize; 2],
+    /// Per output cell of the leading axes (row-major), the plane offset of every input element
+    /// of its window on those axes, in row-major order: `[0]` once for a pool of up to three axes.
+    outer: Vec<Vec<usize>>,
+}
+
+impl PlaneWindows {
+    fn new(plan: &PoolPlan) -> Self {
+        let unit = AxisWindows {
+            outputs: 1,
+            input: 1,
+            kernel: 1,
+            stride: 1,
+            dilation: 1,
+            padding_begin: 0,
+        };
+        let axes = plan.axes();
+        let lead = axes.len().saturating_sub(3);
+        let (outer_axes, inner_axes) = axes.split_at(lead);
+        let pad = 3 - inner_axes.len();
+        let inner: [AxisWindows; 3] =
+            std::array::from_fn(|axis| axis.checked_sub(pad).map_or(unit, |a| inner_axes[a]));
+        // Row-major strides of the leading axes inside the plane.
+        let mut stride = inner.iter().map(|axis| axis.input).product::<usize>();
+        let mut strides = vec![0; lead];
+        for axis in (0..lead).rev() {
+            strides[axis] = stride;
+            stride *= outer_axes[axis].input;
+        }
+        let mut outer = vec![vec![0usize]];
+        for (axis, &stride) in outer_axes.iter().zip(&strides) {
+            outer = outer
+                .iter()
+                .flat_map(|offsets| {
+                    (0..axis.outputs).map(move |cell| {
+                        let (first, count) = axis.taps(cell);
+                        offsets
+                            .iter()
+                            .flat_map(|&offset| {
+                                (0..count)
+                                    .map(move |t| offset + (first + t * axis.dilation) * stride)
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+        }
+        Self {
+            inner: inner.each_ref().map(AxisTaps::new),
+            inner_input: [inner[1].input, inner[2].input],
+            outer,
+        }
+    }
+}
+
+/// Pools one plane of `x` into `values` and `indices`, windows in row-major order.
 fn pool_plane<T: PoolValue, I: PoolIndex>(
     x: &[T],
-    input: [usize; 3],
-    axes: &[AxisTaps; 3],
+    windows: &PlaneWindows,
     values: &mut [T],
     indices: &mut [I],
 ) {
-    let [_, h, w] = input;
+    let [h, w] = windows.inner_input;
+    let [axis0, axis1, axis2] = &windows.inner;
     let mut out = 0;
-    for &(first0, count0) in &axes[0].taps {
-        for &(first1, count1) in &axes[1].taps {
-            for &(first2, count2) in &axes[2].taps {
-                let mut best_at = (first0 * h + first1) * w + first2;
-                let mut best = x[best_at];
-                for t0 in 0..count0 {
-                    let i0 = first0 + t0 * axes[0].dilation;
-                    for t1 in 0..count1 {
-                        let row = (i0 * h + first1 + t1 * axes[1].dilation) * w;
-                        let mut at = row + first2;
-                        for _ in 0..count2 {
-                            let value = x[at];
-                            if value.beats(best) {
-                                best = value;
-                                best_at = at;
+    for outer in &windows.outer {
+        for &(first0, count0) in &axis0.taps {
+            for &(first1, count1) in &axis1.taps {
+                for &(first2, count2) in &axis2.taps {
+                    let mut best_at = outer[0] + (first0 * h + first1) * w + first2;
+                    let mut best = x[best_at];
+                    for &base in outer {
+                        for t0 in 0..count0 {
+                            let i0 = first0 + t0 * axis0.dilation;
+                            for t1 in 0..count1 {
+                                let row = base + (i0 * h + first1 + t1 * axis1.dilation) * w;
+                                let mut at = row + first2;
+                                for _ in 0..count2 {
+                                    let value = x[at];
+                                    if value.beats(best) {
+                                        best = value;
+                                        best_at = at;
+                                    }
+                                    at += axis2.dilation;
+                                }
                             }
-                            at += axes[2].dilation;
                         }
                     }
+                    values[out] = best;
+                    indices[out] = I::from_position(best_at);
+                    out += 1;
                 }
-                values[out] = best;
-                indices[out] = I::from_position(best_at);
-                out += 1;
             }
         }
     }
@@ -115,9 +181,7 @@ fn pool_plane<T: PoolValue, I: PoolIndex>(
 
 /// The pooled values and their per-plane indices, for every plane of `x`.
 fn max_pool<T: PoolValue, I: PoolIndex>(x: &[T], plan: &PoolPlan) -> (Vec<T>, Vec<I>) {
-    let axes3 = plan.axes3();
-    let input = axes3.map(|axis| axis.input);
-    let taps = axes3.each_ref().map(AxisTaps::new);
+    let windows = PlaneWindows::new(plan);
     let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
     let len = plan.planes() * out_plane;
     let mut values = vec![T::zeroed(); len];
@@ -129,12 +193,13 @@ fn max_pool<T: PoolValue, I: PoolIndex>(x: &[T], plan: &PoolPlan) -> (Vec<T>, Ve
         .par_chunks_mut(out_plane)
         .zip(indices.par_chunks_mut(out_plane))
         .zip(x.par_chunks(in_plane))
-        .for_each(|((values, indices), x)| pool_plane(x, input, &taps, values, indices));
+        .for_each(|((values, indices), x)| pool_plane(x, &windows, values, indices));
     (values, indices)
 }
 
-/// The gradient of `x`: each window's gradient added at its index, plane by plane in window
-/// order (so the sums are the same on every run). Disjoint windows write each element once.
+/// The gradient of `x`: each window's gradient added at its index into zeros, plane by plane in
+/// window order (so the sums are the same on every run). Disjoint windows add into each element
+/// once; even then the sum is kept, as PyTorch's CPU does: an upstream `-0.0` becomes `+0.0`.
 fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     grad: &[T],
     indices: &[I],
@@ -145,14 +210,13 @@ fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     if dx.is_empty() || out_plane == 0 {
         return dx;
     }
-    let disjoint = plan.windows_disjoint();
     dx.par_chunks_mut(in_plane)
         .zip(grad.par_chunks(out_plane))
         .zip(indices.par_chunks(out_plane))
         .for_each(|((dx, grad), indices)| {
             for (&g, &index) in grad.iter().zip(indices) {
                 let cell = &mut dx[index.position()];
-                *cell = if disjoint { g } else { *cell + g };
+                *cell = *cell + g;
             }
         });
     dx

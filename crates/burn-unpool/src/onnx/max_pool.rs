@@ -170,9 +170,9 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
         1 => IndexOrder::ColumnMajor,
         _ => IndexOrder::RowMajor,
     };
-    let (y, indices) = or_panic_with(max_pool(x, &spec, order));
-    let plane_len = dims[2..].iter().product();
     // ONNX's indices are int64, whatever the device's default integer.
+    let (y, indices) = or_panic_with(max_pool(x, &spec, order, DType::I64));
+    let plane_len = dims[2..].iter().product();
     let indices = per_plane_to_global(indices, plane_len).cast(DType::I64);
     (y, indices)
 }

@@ -38,6 +38,12 @@ pub(crate) enum PoolError {
         dtype: burn::tensor::DType,
         device: String,
     },
+    /// No index dtype the device has holds every position of a plane.
+    IndexDType {
+        default: burn::tensor::DType,
+        plane_len: usize,
+        device: String,
+    },
     /// More window positions than memory can list.
     TooManyWindows {
         output: Vec<usize>,
@@ -84,6 +90,16 @@ impl fmt::Display for PoolError {
                 f,
                 "max_pool: values of dtype {dtype:?} cannot be pooled on {device}, which cannot \
                  compute with them"
+            ),
+            Self::IndexDType {
+                default,
+                plane_len,
+                device,
+            } => write!(
+                f,
+                "max_pool: no index dtype on {device} holds the {plane_len} positions of a plane: \
+                 its default int dtype {default:?} is narrower than 32 bits or too small, and it \
+                 has no I64; configure the device with a wider default int dtype"
             ),
             Self::TooManyWindows { output, kernel } => write!(
                 f,

@@ -2,10 +2,12 @@
 //! backend receives, the indices and the errors.
 
 mod error;
+mod index_dtype;
 mod indices;
 mod plan;
 
 pub(crate) use error::PoolError;
+pub(crate) use index_dtype::pool_index_dtype;
 pub(crate) use indices::IndexSource;
 pub use indices::{PoolIndices, UnpoolIndices};
 pub use plan::PoolPlan;

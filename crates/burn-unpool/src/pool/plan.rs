@@ -103,9 +103,21 @@ impl PoolPlan {
         self.output_shape[2..].iter().product()
     }
 
-    /// The windows of three spatial axes: a pool of fewer axes gets leading axes of size 1 with
-    /// one window of one element, which change no position. The kernels are written for three.
-    pub(crate) fn axes3(&self) -> [AxisWindows; 3] {
+    /// The windows of every spatial axis.
+    pub(crate) fn axes(&self) -> &[AxisWindows] {
+        &self.axes
+    }
+
+    /// The number of spatial axes.
+    pub(crate) fn spatial_dims(&self) -> usize {
+        self.axes.len()
+    }
+
+    /// The windows as three spatial axes, for kernels written for three: a pool of fewer axes
+    /// gets leading axes of size 1 with one window of one element, which change no position.
+    /// `None` for a pool of more than three axes, which such a kernel must not be given.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    pub(crate) fn axes3(&self) -> Option<[AxisWindows; 3]> {
         let unit = AxisWindows {
             outputs: 1,
             input: 1,
@@ -114,8 +126,10 @@ impl PoolPlan {
             dilation: 1,
             padding_begin: 0,
         };
-        let lead = 3usize.saturating_sub(self.axes.len());
-        std::array::from_fn(|axis| axis.checked_sub(lead).map_or(unit, |axis| self.axes[axis]))
+        let lead = 3usize.checked_sub(self.axes.len())?;
+        Some(std::array::from_fn(|axis| {
+            axis.checked_sub(lead).map_or(unit, |axis| self.axes[axis])
+        }))
     }
 
     /// Panics unless `x` has the shape this plan was made for.

@@ -177,11 +177,14 @@ pub(super) fn max_pool_gradient<F: Float, I: Int>(
     dx[p] = sum;
 }
 
-/// Whether the kernels address `plan`: every position they compute fits 32 bits.
+/// Whether the kernels address `plan`: at most three spatial axes (the kernels are written for
+/// three), and every position they compute fits 32 bits.
 pub(crate) fn addresses(plan: &PoolPlan) -> bool {
+    let Some(axes) = plan.axes3() else {
+        return false;
+    };
     let len = |shape: &[usize]| shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-    let padded = plan
-        .axes3()
+    let padded = axes
         .iter()
         .map(|axis| {
             (axis.outputs as u128) * (axis.stride as u128)
@@ -197,8 +200,26 @@ pub(crate) fn addresses(plan: &PoolPlan) -> bool {
         && padded < u128::from(u32::MAX)
 }
 
+/// Panics, naming the plan, unless the kernels address it ([`addresses`]): the host check that
+/// keeps every unchecked launch below in bounds.
+#[track_caller]
+fn assert_addressed(op: &str, plan: &PoolPlan) {
+    assert!(
+        addresses(plan),
+        "UnpoolBackend::{op} on a CubeCL device: the GPU kernels take pools of 1 to 3 spatial \
+         axes addressing up to u32::MAX - 1 elements, got a pool of {} spatial axes of {:?} into \
+         {:?} (the tensor functions run such pools with the portable composition)",
+        plan.spatial_dims(),
+        plan.input_shape(),
+        plan.output_shape()
+    );
+}
+
+/// The windows of an addressed plan ([`assert_addressed`] ran).
 fn windows(plan: &PoolPlan) -> PoolWindowsLaunch {
-    let axes = plan.axes3();
+    let axes = plan
+        .axes3()
+        .expect("an addressed plan has at most three axes");
     let sequence = |value: fn(&crate::pool::AxisWindows) -> usize| {
         let mut sequence = SequenceArg::new();
         axes.iter().for_each(|axis| sequence.push(value(axis)));
@@ -223,13 +244,7 @@ fn windows(plan: &PoolPlan) -> PoolWindowsLaunch {
 /// The pooled values and their indices.
 pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTensor) {
     plan.assert_input("max_pool_with_indices", &x.shape());
-    assert!(
-        addresses(plan),
-        "UnpoolBackend::max_pool_with_indices on a CubeCL device: the GPU kernel addresses up \
-         to u32::MAX - 1 elements, got a pool of {:?} into {:?}",
-        plan.input_shape(),
-        plan.output_shape()
-    );
+    assert_addressed("max_pool_with_indices", plan);
     let shape = Shape::from(plan.output_shape());
     let values = empty(&x, shape.clone(), x.dtype);
     let indices = empty(&x, shape, plan.index_dtype());
@@ -240,9 +255,10 @@ pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTenso
     let x = into_contiguous(x);
     let dtypes = [storage_type(x.dtype), storage_type(indices.dtype)];
     let (cube_dim, count) = launch_grid(&values, units);
-    // SAFETY: one unit per pooled element, units past `out_len` stop at once; every window has
-    // at least one input element (the plan's check), and every position read lies inside its
-    // plane of `x`, which holds `in_len` elements.
+    // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
+    // position fits 32 bits; `assert_input` that `x` has the plan's shape. One unit per pooled
+    // element, units past `out_len` stop at once; every window has at least one input element
+    // (the plan's check), and every position read lies inside its plane of `x`.
     unsafe {
         max_pool_windows::launch_unchecked(
             &values.client,
@@ -265,6 +281,7 @@ pub(super) fn max_pool_backward(
     plan: &PoolPlan,
 ) -> CubeTensor {
     let shape = plan.checked_pool_input_shape(&grad.shape(), &indices.shape());
+    assert_addressed("max_pool_with_indices_backward", plan);
     let dx = empty(&grad, shape, grad.dtype);
     let units = dx.shape().num_elements();
     if units == 0 {
@@ -273,8 +290,10 @@ pub(super) fn max_pool_backward(
     let (grad, indices) = (into_contiguous(grad), into_contiguous(indices));
     let dtypes = [storage_type(grad.dtype), storage_type(indices.dtype)];
     let (cube_dim, count) = launch_grid(&dx, units);
-    // SAFETY: one unit per element of `x`, units past `in_len` stop at once; the windows a unit
-    // reads are clamped to the pooled plane, which holds `out_plane` elements.
+    // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
+    // position fits 32 bits; `checked_pool_input_shape` that `grad` and `indices` have the
+    // pooled shape. One unit per element of `x`, units past `in_len` stop at once; the windows a
+    // unit reads are clamped to the pooled plane, which holds `out_plane` elements.
     unsafe {
         max_pool_gradient::launch_unchecked(
             &dx.client,
@@ -288,4 +307,27 @@ pub(super) fn max_pool_backward(
         );
     }
     dx
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::DType;
+    use burn::tensor::ops::MaxPoolOptions;
+
+    use super::addresses;
+    use crate::pool::{PoolPlan, PoolSpec};
+
+    fn plan<const D: usize>(shape: &[usize]) -> PoolPlan {
+        let spec = PoolSpec::from_pool(&MaxPoolOptions::new([2; D]));
+        PoolPlan::new(shape, &spec, DType::I32).expect("a valid pool")
+    }
+
+    #[test]
+    fn the_kernels_take_one_to_three_axes_only() {
+        assert!(addresses(&plan::<1>(&[1, 1, 4])));
+        assert!(addresses(&plan::<3>(&[1, 1, 4, 4, 4])));
+        // The kernels address three axes: a fourth would be read as if it were not there.
+        assert!(!addresses(&plan::<4>(&[1, 2, 4, 4, 4, 4])));
+        assert!(!addresses(&plan::<6>(&[1, 1, 2, 2, 2, 2, 2, 2])));
+    }
 }
