@@ -29,7 +29,6 @@ pub(crate) fn run<const R: usize, K: Basic>(
     let output_shape = plan.result_shape(direction);
     let output_len: usize = output_shape.iter().product();
     let shape: [usize; R] = output_shape
-        .clone()
         .try_into()
         .expect("a plan's shapes have the tensor's rank");
     if output_len == 0 {
