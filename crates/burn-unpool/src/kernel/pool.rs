@@ -90,14 +90,7 @@ struct PlaneWindows {
 
 impl PlaneWindows {
     fn new(plan: &PoolPlan) -> Self {
-        let unit = AxisWindows {
-            outputs: 1,
-            input: 1,
-            kernel: 1,
-            stride: 1,
-            dilation: 1,
-            padding_begin: 0,
-        };
+        let unit = AxisWindows::UNIT;
         let axes = plan.axes();
         let lead = axes.len().saturating_sub(3);
         let (outer_axes, inner_axes) = axes.split_at(lead);

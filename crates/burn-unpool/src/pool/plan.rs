@@ -118,14 +118,7 @@ impl PoolPlan {
     /// `None` for a pool of more than three axes, which such a kernel must not be given.
     #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
     pub(crate) fn axes3(&self) -> Option<[AxisWindows; 3]> {
-        let unit = AxisWindows {
-            outputs: 1,
-            input: 1,
-            kernel: 1,
-            stride: 1,
-            dilation: 1,
-            padding_begin: 0,
-        };
+        let unit = AxisWindows::UNIT;
         let lead = 3usize.checked_sub(self.axes.len())?;
         Some(std::array::from_fn(|axis| {
             axis.checked_sub(lead).map_or(unit, |axis| self.axes[axis])
@@ -172,6 +165,16 @@ pub(crate) struct AxisWindows {
 }
 
 impl AxisWindows {
+    /// An axis of size 1 with one window of one element: it changes no position.
+    pub(crate) const UNIT: Self = Self {
+        outputs: 1,
+        input: 1,
+        kernel: 1,
+        stride: 1,
+        dilation: 1,
+        padding_begin: 0,
+    };
+
     /// The windows of every axis of `pool` over a plane of spatial size `input`.
     ///
     /// Fails when a parameter has no entry per axis or is zero, an axis has no output, or a
