@@ -22,6 +22,14 @@ pub fn devices() -> Vec<(&'static str, Device)> {
     devices
 }
 
+/// The devices of [`devices`] that hold tensors of `rank` dimensions: NdArray holds at most 6.
+pub fn devices_holding(rank: usize) -> Vec<(&'static str, Device)> {
+    devices()
+        .into_iter()
+        .filter(|(name, _)| *name != "ndarray" || rank <= 6)
+        .collect()
+}
+
 /// Runs `f` on this crate's kernels and on the composition of Burn ops that devices without them
 /// run (pools and unpooling alike), with the route's name.
 pub fn on_both_routes(mut f: impl FnMut(&str)) {
