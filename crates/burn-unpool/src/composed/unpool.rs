@@ -1,14 +1,14 @@
 //! The portable unpooling: a composition of Burn's own tensor ops that runs on any device.
 //!
-//! The winning writes are found on the host from the indices (they travel there), then the
-//! forward is a `select` of the winning values and a `select_assign` at their unique output
-//! positions: defined with duplicates, bit-exact, and differentiable through Burn's own autodiff
-//! (the gradient flows back to the winners only, as the contract asks). The tensor functions use
-//! it on devices of backends without kernels (LibTorch, Remote) and for the plans the GPU kernels
-//! do not address.
+//! The winning writes are found on the host from the indices (they travel there). The forward
+//! assigns each element of `x` to its target (losers to one extra position, dropped after), so
+//! Burn's autodiff of it is a gather: the gradient flows back to the winners only, bit for bit
+//! (an upstream -0.0 keeps its sign), as the contract asks. The backward is a gather of the
+//! output gradient at the targets. The tensor functions use it on devices of backends without
+//! kernels (LibTorch, Remote) and for the plans the GPU kernels do not address.
 
-use burn::tensor::kind::Basic;
-use burn::tensor::{DType, IndexingUpdateOp, Int, Tensor, TensorData};
+use burn::tensor::kind::Numeric;
+use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 
 use crate::UnpoolPlan;
 use crate::error::or_panic;
@@ -19,7 +19,7 @@ use crate::plan::Direction;
 ///
 /// The forward reads `x` at the winners and writes the output at their targets; the backward
 /// reads the output gradient at the targets and writes the winners' gradient.
-pub(crate) fn run<const R: usize, K: Basic>(
+pub(crate) fn run<const R: usize, K: Numeric>(
     direction: Direction,
     input: Tensor<R, K>,
     indices: Tensor<R, Int>,
@@ -31,55 +31,55 @@ pub(crate) fn run<const R: usize, K: Basic>(
     let shape: [usize; R] = output_shape
         .try_into()
         .expect("a plan's shapes have the tensor's rank");
-    if output_len == 0 {
-        // Burn's reshape reads a 0 as "keep this axis", so an empty result is made whole.
-        return Tensor::zeros(shape, (&input.device(), input.dtype()));
+    let (device, dtype) = (input.device(), input.dtype());
+    if output_len == 0 || input_len == 0 {
+        // Burn's reshape reads a 0 as "keep this axis", so an empty result is made whole; the
+        // input's sum (zero) joins it so that the input still gets its (zero) gradient.
+        return Tensor::zeros(shape, (&device, dtype)) + input.sum().reshape([1; R]);
     }
-    let output = Tensor::<1, K>::zeros([output_len], (&input.device(), input.dtype()));
-    let output = match winners(indices, plan) {
-        Some((sources, targets)) => {
-            let (read, write) = match direction {
-                Direction::Forward => (sources, targets),
-                Direction::Backward => (targets, sources),
-            };
-            let values = input.reshape([input_len]).select(0, read);
-            output.select_assign(0, write, values, IndexingUpdateOp::Assign)
+    // Each element of `x`'s target in the unpooled output; `unpooled_len` (one past the end)
+    // for the elements that do not win.
+    let unpooled_len = plan.output_len();
+    let mut targets = vec![unpooled_len as i64; plan.input_len()];
+    for (source, target) in winners(indices, plan) {
+        targets[source] = target as i64;
+    }
+    let targets = index_tensor(targets, plan, &device);
+    let input = input.reshape([input_len]);
+    let output = match direction {
+        // Every element of `x` is assigned once (the winners' targets are unique), so the
+        // autodiff of this assign is a gather.
+        Direction::Forward => Tensor::<1, K>::zeros([unpooled_len + 1], (&device, dtype))
+            .select_assign(0, targets, input, IndexingUpdateOp::Assign)
+            .slice(0..unpooled_len),
+        // Every winner reads its target; the others read a zero appended past the end.
+        Direction::Backward => {
+            Tensor::cat(vec![input, Tensor::zeros([1], (&device, dtype))], 0).select(0, targets)
         }
-        None => output,
     };
     output.reshape(shape)
 }
 
-/// The winners' flat positions in `x` and in the output, as 1-d int tensors on the indices'
-/// device (i32 where every position fits); `None` when nothing is written.
-fn winners<const R: usize>(
-    indices: Tensor<R, Int>,
-    plan: &UnpoolPlan,
-) -> Option<(Tensor<1, Int>, Tensor<1, Int>)> {
-    let device = indices.device();
+/// The winners' `(source, target)`: flat positions in `x` and in the output.
+fn winners<const R: usize>(indices: Tensor<R, Int>, plan: &UnpoolPlan) -> Vec<(usize, usize)> {
     let data = indices.into_data();
     let host = HostTensor {
         bytes: data.as_bytes(),
         dtype: data.dtype(),
     };
-    let winners = or_panic(host::winners(host, plan));
-    if winners.is_empty() {
-        return None;
-    }
-    let fits_i32 = plan.output_len().max(plan.input_len()) <= i32::MAX as usize;
+    or_panic(host::winners(host, plan))
+}
+
+/// `positions` as a 1-d int tensor on `device`: i32 where every position (and the one past the
+/// end) fits, else i64.
+fn index_tensor(positions: Vec<i64>, plan: &UnpoolPlan, device: &Device) -> Tensor<1, Int> {
+    let fits_i32 = plan.output_len().max(plan.input_len()) < i32::MAX as usize;
     let dtype = if fits_i32 { DType::I32 } else { DType::I64 };
-    let tensor = |positions: Vec<i64>| {
-        let len = positions.len();
-        Tensor::<1, Int>::from_data(
-            TensorData::new(positions, [len]).convert_dtype(dtype),
-            (&device, dtype),
-        )
-    };
-    let (sources, targets) = winners
-        .into_iter()
-        .map(|(source, target)| (source as i64, target as i64))
-        .unzip();
-    Some((tensor(sources), tensor(targets)))
+    let len = positions.len();
+    Tensor::<1, Int>::from_data(
+        TensorData::new(positions, [len]).convert_dtype(dtype),
+        (device, dtype),
+    )
 }
 
 #[cfg(test)]
