@@ -330,4 +330,24 @@ mod tests {
         assert!(!addresses(&plan::<4>(&[1, 2, 4, 4, 4, 4])));
         assert!(!addresses(&plan::<6>(&[1, 1, 2, 2, 2, 2, 2, 2])));
     }
+
+    /// The backend op itself, called with a 4-axis pool on a CubeCL device, refuses it before
+    /// launch instead of addressing memory from three of its axes.
+    #[test]
+    #[should_panic(expected = "the GPU kernels take pools of 1 to 3 spatial axes")]
+    fn a_pool_of_four_axes_is_refused_before_launch() {
+        use burn::backend::Dispatch;
+        use burn::tensor::{Device, DeviceKind, Tensor};
+
+        use crate::UnpoolBackend;
+
+        let shape = [1, 2, 4, 4, 4, 4];
+        let x = Tensor::<6>::zeros(shape, &Device::wgpu(DeviceKind::DefaultDevice));
+        let (values, _) = <Dispatch as UnpoolBackend>::max_pool_with_indices(
+            x.into_dispatch(),
+            plan::<4>(&shape),
+        );
+        // A fused device runs the op when its result is read.
+        Tensor::<6>::from_dispatch(values).into_data();
+    }
 }
