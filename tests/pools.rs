@@ -7,14 +7,14 @@
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::nn::{MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool3dConfig};
-use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
+use burn_unpool::onnx::{AutoPad, MaxPoolAttributes, max_pool_onnx};
 use burn_unpool::{
     IndexLayout, MaxUnpoolOptions, max_pool_with_indices, max_pool3d_with_indices, max_unpool,
     max_unpool3d,
 };
 use burn_unpool_tests::{
-    assert_bit_equal, data_from_bits, devices, on_both_routes, outcome, recorded_cases,
-    reference_forward, reference_targets,
+    assert_bit_equal, data_from_bits, devices, devices_holding, on_both_routes, outcome,
+    recorded_cases, reference_forward, reference_targets,
 };
 use serde::Deserialize;
 
@@ -237,6 +237,71 @@ fn integer_volumes_pool_through_the_onnx_entry_with_global_indices() {
                 );
             }
         }
+    }
+}
+
+/// `max_pool_onnx` of `attributes` over `shape` on this crate's kernels against the composition,
+/// bit for bit, on every device: values with ties, NaN, infinities and signed zeros.
+fn onnx_pool_on_both_routes<const R: usize>(shape: [usize; R], attributes: &MaxPoolAttributes) {
+    let palette = [
+        3.0,
+        -1.0,
+        f32::NAN,
+        3.0,
+        -0.0,
+        0.0,
+        f32::INFINITY,
+        -2.5,
+        f32::NEG_INFINITY,
+    ];
+    let len = shape.iter().product();
+    let values: Vec<f32> = (0..len)
+        .map(|i| palette[(i * 7 + i / 5) % palette.len()])
+        .collect();
+    for (name, device) in devices_holding(R) {
+        let context = format!("{shape:?} {attributes:?} on {name}");
+        let x = Tensor::<R>::from_data(TensorData::new(values.clone(), shape), &device);
+        let (y, indices) = max_pool_onnx(x.clone(), attributes);
+        let (expected_y, expected_indices) =
+            burn_unpool::diagnostics::with_composition(|| max_pool_onnx(x, attributes));
+        assert_bit_equal(&y.into_data(), &expected_y.into_data(), &context);
+        assert_eq!(indices.dtype(), DType::I64, "{context}: index dtype");
+        assert_eq!(
+            indices.into_data(),
+            expected_indices.into_data(),
+            "{context}: indices"
+        );
+    }
+}
+
+#[test]
+fn onnx_max_pool_on_the_kernels_gives_the_compositions_values_and_indices() {
+    let new = MaxPoolAttributes::new;
+    onnx_pool_on_both_routes(
+        [2, 3, 9],
+        &new(vec![3]).with_strides(vec![2]).with_pads(vec![1, 1]),
+    );
+    for storage_order in [0, 1] {
+        let attributes = new(vec![2, 2])
+            .with_strides(vec![2, 2])
+            .with_storage_order(storage_order);
+        onnx_pool_on_both_routes([2, 3, 7, 6], &attributes);
+        for auto_pad in [AutoPad::SameUpper, AutoPad::SameLower, AutoPad::Valid] {
+            let attributes = new(vec![3, 2])
+                .with_strides(vec![2, 1])
+                .with_dilations(vec![1, 2])
+                .with_auto_pad(auto_pad)
+                .with_storage_order(storage_order);
+            onnx_pool_on_both_routes([1, 2, 7, 6], &attributes);
+        }
+        let attributes = new(vec![2, 3, 2])
+            .with_strides(vec![2, 2, 2])
+            .with_pads(vec![0, 1, 0, 1, 1, 1])
+            .with_ceil_mode(true)
+            .with_storage_order(storage_order);
+        onnx_pool_on_both_routes([1, 2, 5, 6, 7], &attributes);
+        let attributes = new(vec![2, 2, 2, 2]).with_storage_order(storage_order);
+        onnx_pool_on_both_routes([1, 1, 3, 4, 5, 4], &attributes);
     }
 }
 

@@ -1,5 +1,5 @@
-//! Medians of the max pools with indices: this crate's pools beside Burn's own
-//! `max_pool2d_with_indices` (2-d, at the SegNet encoder shapes) and beside the composition of
+//! Medians of the max pools with indices: this crate's pools (and its ONNX `MaxPool`) beside
+//! Burn's own `max_pool2d_with_indices` (2-d, at the SegNet encoder shapes) and beside the composition of
 //! Burn tensor ops that devices without kernels run (3-d, volumetric shapes), forward and
 //! forward + backward (autodiff: the pool, then `backward()` of its values). Printed as a table,
 //! or JSON lines with `--json`, which `compare_peers.py --pools` reads beside PyTorch.
@@ -19,6 +19,7 @@ mod support;
 use burn::tensor::module;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Device, Tensor, TensorData};
+use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
 use burn_unpool::{bench_support, max_pool_with_indices};
 use support::Mode;
 
@@ -157,6 +158,16 @@ fn ours<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R>
     pooled
 }
 
+/// ONNX `MaxPool` with `Indices` (global int64 indices), as an imported model runs it.
+fn onnx2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
+    let attributes = MaxPoolAttributes::new(vec![w.kernel; 2])
+        .with_strides(vec![w.stride; 2])
+        .with_pads(vec![w.padding; 4]);
+    let (pooled, indices) = max_pool_onnx(x, &attributes);
+    drop(indices);
+    pooled
+}
+
 fn burn2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
     module::max_pool2d_with_indices(x, w.options::<2>()).0
 }
@@ -224,7 +235,7 @@ fn main() {
         );
     }
     let wanted = |w: &Workload| args.only.as_deref().is_none_or(|o| o == w.name);
-    let pools_2d: [Pool<4>; 2] = [("ours", ours::<2, 4>), ("burn", burn2d)];
+    let pools_2d: [Pool<4>; 3] = [("ours", ours::<2, 4>), ("onnx", onnx2d), ("burn", burn2d)];
     if args.gpu {
         gpu(&args, &pools_2d, &wanted);
         return;

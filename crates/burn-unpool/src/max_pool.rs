@@ -2,8 +2,9 @@
 //! with PyTorch's rules on every device, run by this crate's kernels where the device has them.
 
 use burn::backend::Dispatch;
+use burn::tensor::kind::Basic;
 use burn::tensor::ops::MaxPoolOptions;
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 
 use crate::backend::{Kernels, UnpoolBackend};
 use crate::composed::pool::{IndexOrder, max_pool as composed_max_pool};
@@ -103,8 +104,54 @@ pub fn max_pool_with_indices<const D: usize, const R: usize>(
 ) -> (Tensor<R>, PoolIndices<R>) {
     let spec = PoolSpec::from_pool(&options);
     let shape = x.dims();
+    let plan = or_panic_with(plan_pool(&shape, &spec, &x.device()));
+    let (pooled, indices) = pool_on_route(x, &spec, plan);
+    let indices = PoolIndices {
+        indices,
+        pool: spec.geometry,
+        input_size: shape[2..].to_vec(),
+    };
+    (pooled, indices)
+}
+
+/// The pooled values and per-plane row-major indices (of `plan`'s index dtype) of `x`: this
+/// crate's kernels on Flex, NdArray and the CubeCL devices; elsewhere, and for sizes the GPU
+/// kernels do not address, a composition of Burn tensor ops with the same rules.
+fn pool_on_route<const R: usize>(
+    x: Tensor<R>,
+    spec: &PoolSpec,
+    plan: PoolPlan,
+) -> (Tensor<R>, Tensor<R, Int>) {
+    assert_value_dtype(&x);
+    if runs_kernels(&x.device(), &plan) {
+        pool_on_kernels(x, plan)
+    } else {
+        let index_dtype = plan.index_dtype();
+        or_panic_with(composed_max_pool(
+            x,
+            spec,
+            IndexOrder::RowMajor,
+            index_dtype,
+        ))
+    }
+}
+
+/// `plan` run by this crate's kernels, which run it on `x`'s device ([`runs_kernels`]).
+pub(crate) fn pool_on_kernels<const R: usize>(
+    x: Tensor<R>,
+    plan: PoolPlan,
+) -> (Tensor<R>, Tensor<R, Int>) {
+    let (values, indices) =
+        <Dispatch as UnpoolBackend>::max_pool_with_indices(x.into_dispatch(), plan);
+    (
+        Tensor::from_dispatch(values),
+        Tensor::from_dispatch(indices),
+    )
+}
+
+/// Panics, naming the dtype and the device, unless `x`'s device computes with its dtype.
+pub(crate) fn assert_value_dtype<const R: usize, K: Basic>(x: &Tensor<R, K>) {
     let device = x.device();
-    let plan = or_panic_with(plan_pool(&shape, &spec, &device));
     if !device.supports_dtype(x.dtype()) {
         panic!(
             "{}",
@@ -114,29 +161,6 @@ pub fn max_pool_with_indices<const D: usize, const R: usize>(
             }
         );
     }
-    // This crate's kernels on Flex, NdArray and the CubeCL devices; elsewhere, and for sizes the
-    // GPU kernels do not address, a composition of Burn tensor ops with the same rules.
-    let (pooled, indices) = if runs_kernels(&device, &plan) {
-        let (values, indices) =
-            <Dispatch as UnpoolBackend>::max_pool_with_indices(x.into_dispatch(), plan);
-        (
-            Tensor::from_dispatch(values),
-            Tensor::from_dispatch(indices),
-        )
-    } else {
-        or_panic_with(composed_max_pool(
-            x,
-            &spec,
-            IndexOrder::RowMajor,
-            plan.index_dtype(),
-        ))
-    };
-    let indices = PoolIndices {
-        indices,
-        pool: spec.geometry,
-        input_size: shape[2..].to_vec(),
-    };
-    (pooled, indices)
 }
 
 /// The checked plan of `pool` over an input of `shape` on `device`, with the indices' dtype.
@@ -153,7 +177,7 @@ pub(crate) fn plan_pool(
 
 /// Whether the backend's own pool kernels run `plan` on `device`.
 #[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
-fn runs_kernels(device: &Device, plan: &PoolPlan) -> bool {
+pub(crate) fn runs_kernels(device: &Device, plan: &PoolPlan) -> bool {
     match Kernels::of(device) {
         Kernels::Host => true,
         #[cfg(feature = "wgpu")]

@@ -122,18 +122,22 @@ fn position(axis: &AxisWindows, cell: usize, offset: usize) -> (usize, bool) {
 }
 
 /// The flat-position stride of each axis of `shape` in `order`.
-fn strides(shape: &[usize], order: IndexOrder) -> Vec<usize> {
+pub(crate) fn strides(shape: &[usize], order: IndexOrder) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
-    let axes: Vec<usize> = match order {
-        IndexOrder::RowMajor => (0..shape.len()).rev().collect(),
-        IndexOrder::ColumnMajor => (0..shape.len()).collect(),
-    };
     let mut stride = 1;
-    for axis in axes {
+    for axis in fastest_first(shape.len(), order) {
         strides[axis] = stride;
         stride *= shape[axis];
     }
     strides
+}
+
+/// The axes of a `dims`-axis shape in `order`, the fastest-varying first.
+pub(crate) fn fastest_first(dims: usize, order: IndexOrder) -> Vec<usize> {
+    match order {
+        IndexOrder::RowMajor => (0..dims).rev().collect(),
+        IndexOrder::ColumnMajor => (0..dims).collect(),
+    }
 }
 
 /// Steps a row-major multi-index within `bounds`, wrapping to zero after the last.

@@ -4,6 +4,7 @@
 use burn::tensor::{DType, Int, Tensor, TensorData};
 
 use crate::checks::largest_index;
+use crate::composed::pool::{IndexOrder, fastest_first, strides};
 
 /// Per-plane indices (Burn, PyTorch) to global ones (ONNX): `global = per_plane + (n*C + c) * P`,
 /// where `P` is the number of elements of one output plane.
@@ -79,44 +80,86 @@ pub fn column_major_to_row_major<const R: usize>(
     indices: Tensor<R, Int>,
     input_spatial: &[usize],
 ) -> Tensor<R, Int> {
+    reorder(
+        "column_major_to_row_major",
+        indices,
+        input_spatial,
+        IndexOrder::ColumnMajor,
+    )
+}
+
+/// Row-major indices (Burn, PyTorch, ONNX `storage_order = 0`) to column-major ones (ONNX
+/// `storage_order = 1`), keeping the plane offset of global indices: the inverse of
+/// [`column_major_to_row_major`].
+///
+/// # Panics
+/// As [`column_major_to_row_major`].
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
+/// use burn_unpool::onnx::row_major_to_column_major;
+///
+/// // ONNX `maxpool_with_argmax_2d_precomputed_strides`: 5x5 input, storage_order = 1.
+/// let device = Device::flex();
+/// let indices = Tensor::<4, Int>::from_ints([[[[6, 8], [16, 18]]]], &device);
+/// let column_major = row_major_to_column_major(indices, &[5, 5]);
+/// column_major.into_data().assert_eq(&TensorData::from([[[[6i32, 16], [8, 18]]]]), false);
+/// ```
+pub fn row_major_to_column_major<const R: usize>(
+    indices: Tensor<R, Int>,
+    input_spatial: &[usize],
+) -> Tensor<R, Int> {
+    reorder(
+        "row_major_to_column_major",
+        indices,
+        input_spatial,
+        IndexOrder::RowMajor,
+    )
+}
+
+/// Indices in `from` order inside each plane of `input_spatial` to the other order, keeping the
+/// plane offset. Panics, naming `op`, on a malformed `input_spatial`.
+fn reorder<const R: usize>(
+    op: &str,
+    indices: Tensor<R, Int>,
+    input_spatial: &[usize],
+    from: IndexOrder,
+) -> Tensor<R, Int> {
     let dims = indices.dims();
     assert!(
         input_spatial.len() + 2 == R,
-        "column_major_to_row_major: input_spatial must have one size per spatial axis of the \
-         indices {dims:?} ({} sizes), got {input_spatial:?}",
+        "{op}: input_spatial must have one size per spatial axis of the indices {dims:?} ({} \
+         sizes), got {input_spatial:?}",
         R.saturating_sub(2)
     );
     assert!(
         !input_spatial.contains(&0),
-        "column_major_to_row_major: input_spatial must have no zero size, got {input_spatial:?}"
+        "{op}: input_spatial must have no zero size, got {input_spatial:?}"
     );
     let plane_len = input_spatial
         .iter()
         .try_fold(1usize, |len, &dim| len.checked_mul(dim))
         .filter(|&len| i64::try_from(len).is_ok())
         .unwrap_or_else(|| {
-            panic!(
-                "column_major_to_row_major: the plane {input_spatial:?} has more elements than \
-                 i64::MAX"
-            )
+            panic!("{op}: the plane {input_spatial:?} has more elements than i64::MAX")
         });
-    let plane_len_i = plane_len as i64;
-    let plane_start = indices
-        .clone()
-        .div_scalar(plane_len_i)
-        .mul_scalar(plane_len_i);
-    let mut rest = indices.clone() - plane_start.clone();
-    // Column-major: the first axis varies fastest. Peel coordinates off in that order.
-    let mut row_major = rest.zeros_like();
-    let mut row_stride: i64 = plane_len_i;
-    for &dim in input_spatial {
-        let dim = dim as i64;
-        row_stride /= dim;
+    let plane_len = plane_len as i64;
+    let plane_start = indices.clone().div_scalar(plane_len).mul_scalar(plane_len);
+    let mut rest = indices - plane_start.clone();
+    let to = match from {
+        IndexOrder::RowMajor => IndexOrder::ColumnMajor,
+        IndexOrder::ColumnMajor => IndexOrder::RowMajor,
+    };
+    let to_strides = strides(input_spatial, to);
+    // Peel the coordinates off in `from`'s order, its fastest axis first.
+    let mut reordered = rest.zeros_like();
+    for axis in fastest_first(input_spatial.len(), from) {
+        let dim = input_spatial[axis] as i64;
         let coordinate = rest.clone().remainder_scalar(dim);
         rest = rest.div_scalar(dim);
-        row_major = row_major + coordinate.mul_scalar(row_stride);
+        reordered = reordered + coordinate.mul_scalar(to_strides[axis] as i64);
     }
-    plane_start + row_major
+    plane_start + reordered
 }
 
 struct PlaneOffsets<const R: usize> {

@@ -4,12 +4,13 @@
 use burn::tensor::{DType, Int, Tensor};
 use burn_unpool_shape::{AutoPad, onnx_pads_to_pairs};
 
-use super::per_plane_to_global;
+use super::{per_plane_to_global, row_major_to_column_major};
 use crate::UnpoolKind;
 use crate::composed::pool::{IndexOrder, max_pool};
 use crate::error::or_panic_with;
 use crate::geometry::PoolGeometry;
-use crate::pool::PoolSpec;
+use crate::max_pool::{assert_value_dtype, pool_on_kernels, runs_kernels};
+use crate::pool::{PoolPlan, PoolSpec};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
 ///
@@ -165,13 +166,29 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     attributes: &MaxPoolAttributes,
 ) -> (Tensor<R, K>, Tensor<R, Int>) {
     let dims = x.dims();
-    let spec = attributes.spec(&dims[2..]);
+    let input_spatial = &dims[2..];
+    let spec = attributes.spec(input_spatial);
     let order = match attributes.storage_order {
         1 => IndexOrder::ColumnMajor,
         _ => IndexOrder::RowMajor,
     };
     // ONNX's indices are int64, whatever the device's default integer.
-    let (y, indices) = or_panic_with(max_pool(x, &spec, order, DType::I64));
+    let plan = or_panic_with(PoolPlan::new(&dims, &spec, DType::I64));
+    assert_value_dtype(&x);
+    let (y, indices) = if x.dtype().is_float() && runs_kernels(&x.device(), &plan) {
+        // Where `max_pool_with_indices` runs this crate's kernels (they take float values):
+        // column-major indices are a transform of their row-major ones.
+        let x = Tensor::<R>::from_dispatch(x.into_dispatch());
+        let (y, indices) = pool_on_kernels(x, plan);
+        let indices = match order {
+            IndexOrder::RowMajor => indices,
+            IndexOrder::ColumnMajor => row_major_to_column_major(indices, input_spatial),
+        };
+        (Tensor::from_dispatch(y.into_dispatch()), indices)
+    } else {
+        // Integer values and devices without kernels: the composition, in either order.
+        or_panic_with(max_pool(x, &spec, order, DType::I64))
+    };
     let plane_len = dims[2..].iter().product();
     let indices = per_plane_to_global(indices, plane_len).cast(DType::I64);
     (y, indices)

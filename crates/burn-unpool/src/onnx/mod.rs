@@ -12,7 +12,9 @@ use burn::tensor::{Int, Tensor};
 use burn_unpool_shape::onnx_pads_to_pairs;
 
 pub use burn_unpool_shape::{AutoPad, OutputShapeRule};
-pub use indices::{column_major_to_row_major, global_to_per_plane, per_plane_to_global};
+pub use indices::{
+    column_major_to_row_major, global_to_per_plane, per_plane_to_global, row_major_to_column_major,
+};
 pub use max_pool::{MaxPoolAttributes, max_pool_onnx};
 
 use crate::IndexLayout;
