@@ -156,7 +156,7 @@ def ours(batch, runs, gpu, binary, calls=50):
     if binary:
         cmd = [binary, "--bench"] + flags
     else:
-        features = ["--features", "wgpu"] if gpu else []
+        features = ["--features", "ndarray,wgpu" if gpu else "ndarray"]
         cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", *features, "--bench", "timings", "--"] + flags
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows = {}
@@ -217,7 +217,7 @@ def ours_pools(batches, runs, binary):
     if binary:
         cmd = [binary, "--bench"] + flags
     else:
-        cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--bench", "pools", "--"] + flags
+        cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--features", "ndarray", "--bench", "pools", "--"] + flags
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows = {}
     for line in out.splitlines():

@@ -4,7 +4,7 @@
 //! forward + backward (autodiff: the pool, then `backward()` of its values). Printed as a table,
 //! or JSON lines with `--json`, which `compare_peers.py --pools` reads beside PyTorch.
 //!
-//! `cargo bench -p burn-unpool --bench pools -- [--json] [--batches 1,4,12] [--runs 7]
+//! `cargo bench -p burn-unpool --features ndarray --bench pools -- [--json] [--batches 1,4,12] [--runs 7]
 //! [--only s1] [--calls 20] [--gpu]`
 //!
 //! With `--features wgpu` and `--gpu`, the 2-d pools run on the default wgpu device (fused), beside
@@ -272,7 +272,7 @@ fn main() {
 #[cfg(not(feature = "wgpu"))]
 fn gpu(_: &Args, _: &[Pool<4>], _: &dyn Fn(&Workload) -> bool) {
     panic!(
-        "--gpu needs the `wgpu` feature: cargo bench -p burn-unpool --features wgpu --bench pools -- --gpu"
+        "--gpu needs the `wgpu` feature: cargo bench -p burn-unpool --features ndarray,wgpu --bench pools -- --gpu"
     );
 }
 

@@ -2,7 +2,7 @@
 //! and a plain copy of the same bytes, printed as a table (or JSON lines with `--json`, read by
 //! `compare_peers.py`, which times ONNX Runtime and PyTorch in the same run).
 //!
-//! `cargo bench -p burn-unpool --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]
+//! `cargo bench -p burn-unpool --features ndarray --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]
 //! [--calls 50]`
 //!
 //! With `--features wgpu` and `--gpu`, the same workloads run on the default wgpu device instead
@@ -148,7 +148,7 @@ fn main() {
 #[cfg(not(feature = "wgpu"))]
 fn run_gpu_workload(_: &Args, _: &Workload) {
     panic!(
-        "--gpu needs the `wgpu` feature: cargo bench -p burn-unpool --features wgpu --bench timings -- --gpu"
+        "--gpu needs the `wgpu` feature: cargo bench -p burn-unpool --features ndarray,wgpu --bench timings -- --gpu"
     );
 }
 

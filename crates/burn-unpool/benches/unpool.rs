@@ -1,7 +1,7 @@
 //! Criterion benchmarks of forward and backward on Flex and NdArray at the SegNet decoder shapes
 //! (batch 1, and s1 at batch 4), beside the naive `zeros + scatter` composition.
 //!
-//! `cargo bench -p burn-unpool --bench unpool`. For medians beside ONNX Runtime and PyTorch in one
+//! `cargo bench -p burn-unpool --features ndarray --bench unpool`. For medians beside ONNX Runtime and PyTorch in one
 //! run, see `compare_peers.py`.
 
 // NdArray is deprecated in Burn 0.22 but still shipped; it is measured beside Flex.

@@ -3,8 +3,8 @@
 //! `docs/burn-pool-edges.md`.
 //!
 //! ```sh
-//! cargo run -p burn-unpool --example burn_pool_edges                 # Flex, NdArray
-//! cargo run -p burn-unpool --example burn_pool_edges --features wgpu # and the default wgpu adapter
+//! cargo run -p burn-unpool --example burn_pool_edges --features ndarray         # Flex, NdArray
+//! cargo run -p burn-unpool --example burn_pool_edges --features ndarray,wgpu # and the default wgpu adapter
 //! ```
 
 // Device::ndarray is deprecated in Burn 0.22 but still shipped.
