@@ -5,7 +5,6 @@ use burn::backend::TensorMetadata;
 use burn::tensor::TensorData;
 
 use crate::kernel::host::{self, HostTensor};
-use crate::kernel::pool as pool_kernel;
 use crate::plan::Direction;
 use crate::{PoolPlan, UnpoolPlan};
 
@@ -91,7 +90,7 @@ pub(crate) fn pool_on_host<T: TensorMetadata>(
     wrap: fn(TensorData) -> T,
 ) -> (T, T) {
     plan.assert_input("max_pool_with_indices", &x.shape());
-    let (values, indices) = pool_kernel::run_pool(view(&x).tensor(), &plan);
+    let (values, indices) = host::run_pool(view(&x).tensor(), &plan);
     (wrap(values), wrap(indices))
 }
 
@@ -105,7 +104,7 @@ pub(crate) fn pool_backward_on_host<T: TensorMetadata>(
 ) -> T {
     plan.checked_pool_input_shape(&grad.shape(), &indices.shape());
     let (grad, indices) = (view(&grad), view(&indices));
-    wrap(pool_kernel::run_pool_backward(
+    wrap(host::run_pool_backward(
         grad.tensor(),
         indices.tensor(),
         &plan,

@@ -3,13 +3,15 @@
 
 use std::borrow::Cow;
 
-use burn::tensor::{DType, TensorData};
+use burn::tensor::{DType, TensorData, bf16, f16};
 use bytemuck::Pod;
 
+use super::pool::{max_pool, max_pool_backward};
 use crate::UnpoolPlan;
 use crate::checks::value_width;
-use crate::error::UnpoolError;
+use crate::error::{UnpoolError, or_panic};
 use crate::plan::Direction;
+use crate::pool::PoolPlan;
 
 /// A contiguous, row-major tensor in host memory: its bytes and its dtype.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +69,25 @@ macro_rules! match_type {
             _ => $otherwise,
         }
     };
+}
+
+/// Binds `$T` to the float type of the pool's `$values` and `$I` to the index type of `$indices`
+/// (both dtypes) and evaluates `$body`: the pools compare values, so they take each float type
+/// itself, and positions inside a plane, so 32- or 64-bit indices (the plan's rule).
+macro_rules! with_pool_types {
+    ($op:literal, $values:expr, $indices:expr, |$T:ident, $I:ident| $body:expr) => {{
+        let (values, indices) = ($values, $indices);
+        let unsupported = || -> ! {
+            panic!(
+                "{}: unsupported element types: values {values:?} (F32, F64, F16 or BF16) with \
+                 indices {indices:?} (I32, I64, U32 or U64)",
+                $op
+            )
+        };
+        match_type!(values, $T, {
+            match_type!(indices, $I, $body, unsupported(), [I32 => i32, I64 => i64, U32 => u32, U64 => u64])
+        }, unsupported(), [F32 => f32, F64 => f64, F16 => f16, BF16 => bf16])
+    }};
 }
 
 /// Binds `$I` to the index type of `$indices` and evaluates `$body`.
@@ -138,4 +159,32 @@ pub(crate) fn winners(
     plan: &UnpoolPlan,
 ) -> Result<Vec<(usize, usize)>, UnpoolError> {
     with_index_type!(indices, |I| super::winners::<I>(&indices.elements(), plan))
+}
+
+/// The pool of `x` on the host: the values and the indices (of `plan.index_dtype()`).
+pub(crate) fn run_pool(x: HostTensor<'_>, plan: &PoolPlan) -> (TensorData, TensorData) {
+    let shape = plan.output_shape().to_vec();
+    with_pool_types!("max_pool", x.dtype, plan.index_dtype(), |T, I| {
+        let (values, indices) = or_panic(max_pool::<T, I>(&x.elements::<T>(), plan));
+        (
+            TensorData::new(values, shape.clone()),
+            TensorData::new(indices, shape),
+        )
+    })
+}
+
+/// The gradient of the pool's `x` on the host, for the pooled tensor's gradient `grad`.
+pub(crate) fn run_pool_backward(
+    grad: HostTensor<'_>,
+    indices: HostTensor<'_>,
+    plan: &PoolPlan,
+) -> TensorData {
+    with_pool_types!("max_pool_backward", grad.dtype, indices.dtype, |T, I| {
+        let dx = or_panic(max_pool_backward::<T, I>(
+            &grad.elements::<T>(),
+            &indices.elements::<I>(),
+            plan,
+        ));
+        TensorData::new(dx, plan.input_shape().to_vec())
+    })
 }

@@ -1,18 +1,21 @@
 //! The CPU max pool with indices: one core for every rank (the last three axes in nested loops,
-//! any axes before them as lists of offsets) and every float dtype, parallel over `(n, c)` planes.
+//! any axes before them as lists of offsets) and every float dtype, parallel over output rows (a
+//! few tasks per thread, so that a batch of one still keeps every thread busy).
 //!
 //! Each window is scanned in row-major order from its first input element; an element replaces
 //! the running maximum when it is larger or NaN. So the index is the first maximum, or the last
 //! NaN of a window holding NaNs (PyTorch's CPU rule), it always lies inside its own window, and
 //! padding never wins, whatever the values (`-inf` included).
 
+use core::mem::MaybeUninit;
 use std::ops::Add;
 
-use burn::tensor::{DType, TensorData, bf16, f16};
+use burn::tensor::{bf16, f16};
 use bytemuck::Pod;
 use rayon::prelude::*;
 
-use super::host::HostTensor;
+use super::buffer::{written_buffer, zeroed_buffer};
+use crate::error::UnpoolError;
 use crate::pool::{AxisWindows, PoolPlan};
 
 /// A value a window compares: the order of `>`, and NaN where the type has it.
@@ -130,78 +133,123 @@ impl PlaneWindows {
     }
 }
 
-/// Pools one plane of `x` into `values` and `indices`, windows in row-major order.
-fn pool_plane<T: PoolValue, I: PoolIndex>(
+impl PlaneWindows {
+    /// The output cells of one row: the windows of the last axis.
+    fn row_len(&self) -> usize {
+        self.inner[2].taps.len()
+    }
+
+    /// The output rows of one plane.
+    fn rows(&self) -> usize {
+        self.outer.len() * self.inner[0].taps.len() * self.inner[1].taps.len()
+    }
+}
+
+/// Pools output rows `first_row..` (counted over every plane, row-major) of `x` into `values` and
+/// `indices`, which hold whole rows. Rows are independent, so any split of them is the same pool.
+fn pool_rows<T: PoolValue, I: PoolIndex>(
     x: &[T],
+    plan: &PoolPlan,
     windows: &PlaneWindows,
-    values: &mut [T],
-    indices: &mut [I],
+    first_row: usize,
+    values: &mut [MaybeUninit<T>],
+    indices: &mut [MaybeUninit<I>],
 ) {
     let [h, w] = windows.inner_input;
     let [axis0, axis1, axis2] = &windows.inner;
-    let mut out = 0;
-    for outer in &windows.outer {
-        for &(first0, count0) in &axis0.taps {
-            for &(first1, count1) in &axis1.taps {
-                for &(first2, count2) in &axis2.taps {
-                    let mut best_at = outer[0] + (first0 * h + first1) * w + first2;
-                    let mut best = x[best_at];
-                    for &base in outer {
-                        for t0 in 0..count0 {
-                            let i0 = first0 + t0 * axis0.dilation;
-                            for t1 in 0..count1 {
-                                let row = base + (i0 * h + first1 + t1 * axis1.dilation) * w;
-                                let mut at = row + first2;
-                                for _ in 0..count2 {
-                                    let value = x[at];
-                                    if value.beats(best) {
-                                        best = value;
-                                        best_at = at;
-                                    }
-                                    at += axis2.dilation;
-                                }
+    let (in_plane, rows) = (plan.input_plane_len(), windows.rows());
+    let row_len = windows.row_len();
+    let rows_out = values
+        .chunks_exact_mut(row_len)
+        .zip(indices.chunks_exact_mut(row_len));
+    for (row, (values, indices)) in (first_row..).zip(rows_out) {
+        let (plane, cell) = (row / rows, row % rows);
+        let x = &x[plane * in_plane..][..in_plane];
+        let (cell1, cell) = (cell % axis1.taps.len(), cell / axis1.taps.len());
+        let (cell0, outer) = (cell % axis0.taps.len(), cell / axis0.taps.len());
+        let outer = &windows.outer[outer];
+        let (first0, count0) = axis0.taps[cell0];
+        let (first1, count1) = axis1.taps[cell1];
+        for ((value, index), &(first2, count2)) in values.iter_mut().zip(indices).zip(&axis2.taps) {
+            // The first tap starts the scan; the loop below meets it again and keeps it (a NaN
+            // replaces itself, at the same position).
+            let mut best_at = outer[0] + (first0 * h + first1) * w + first2;
+            let mut best = x[best_at];
+            for &base in outer {
+                for t0 in 0..count0 {
+                    let i0 = first0 + t0 * axis0.dilation;
+                    for t1 in 0..count1 {
+                        let mut at = base + (i0 * h + first1 + t1 * axis1.dilation) * w + first2;
+                        for _ in 0..count2 {
+                            let candidate = x[at];
+                            if candidate.beats(best) {
+                                best = candidate;
+                                best_at = at;
                             }
+                            at += axis2.dilation;
                         }
                     }
-                    values[out] = best;
-                    indices[out] = I::from_position(best_at);
-                    out += 1;
                 }
             }
+            value.write(best);
+            index.write(I::from_position(best_at));
         }
     }
 }
 
+/// Output rows per parallel task: whole planes when there are many, else slices of planes, so
+/// that a batch of one or a few channels still keeps every thread busy.
+fn rows_per_task(total_rows: usize) -> usize {
+    const TASKS_PER_THREAD: usize = 4;
+    total_rows
+        .div_ceil(rayon::current_num_threads() * TASKS_PER_THREAD)
+        .max(1)
+}
+
 /// The pooled values and their per-plane indices, for every plane of `x`.
-fn max_pool<T: PoolValue, I: PoolIndex>(x: &[T], plan: &PoolPlan) -> (Vec<T>, Vec<I>) {
+pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
+    x: &[T],
+    plan: &PoolPlan,
+) -> Result<(Vec<T>, Vec<I>), UnpoolError> {
     let windows = PlaneWindows::new(plan);
-    let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
-    let len = plan.planes() * out_plane;
-    let mut values = vec![T::zeroed(); len];
-    let mut indices = vec![I::zeroed(); len];
-    if len == 0 {
-        return (values, indices);
-    }
-    values
-        .par_chunks_mut(out_plane)
-        .zip(indices.par_chunks_mut(out_plane))
-        .zip(x.par_chunks(in_plane))
-        .for_each(|((values, indices), x)| pool_plane(x, &windows, values, indices));
-    (values, indices)
+    let shape = plan.output_shape();
+    let row_len = windows.row_len();
+    let total_rows = plan.planes() * windows.rows();
+    let chunk = rows_per_task(total_rows) * row_len;
+    let mut indices = Vec::new();
+    // Every element of both buffers is written: each output row is one task's (the rows of all
+    // tasks cover the output), and each cell of a row gets its window's maximum.
+    let values = written_buffer(shape, |values| {
+        indices = written_buffer(shape, |indices| {
+            if chunk > 0 {
+                values
+                    .par_chunks_mut(chunk)
+                    .zip(indices.par_chunks_mut(chunk))
+                    .enumerate()
+                    .for_each(|(task, (values, indices))| {
+                        let first_row = task * (chunk / row_len);
+                        pool_rows(x, plan, &windows, first_row, values, indices)
+                    });
+            }
+            Ok(())
+        })?;
+        Ok(())
+    })?;
+    Ok((values, indices))
 }
 
 /// The gradient of `x`: each window's gradient added at its index into zeros, plane by plane in
 /// window order (so the sums are the same on every run). Disjoint windows add into each element
 /// once; even then the sum is kept, as PyTorch's CPU does: an upstream `-0.0` becomes `+0.0`.
-fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
+pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     grad: &[T],
     indices: &[I],
     plan: &PoolPlan,
-) -> Vec<T> {
+) -> Result<Vec<T>, UnpoolError> {
     let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
-    let mut dx = vec![T::zeroed(); plan.planes() * in_plane];
+    let mut dx = zeroed_buffer::<T>(plan.input_shape())?;
     if dx.is_empty() || out_plane == 0 {
-        return dx;
+        return Ok(dx);
     }
     dx.par_chunks_mut(in_plane)
         .zip(grad.par_chunks(out_plane))
@@ -212,65 +260,5 @@ fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
                 *cell = *cell + g;
             }
         });
-    dx
-}
-
-/// Binds `$T` to the type listed for `$dtype` and evaluates `$body`; other dtypes panic, naming
-/// `$what` and the dtypes `$op` takes.
-macro_rules! with_type {
-    ($dtype:expr, $op:literal, $what:literal, |$T:ident| $body:expr, [$($variant:ident => $ty:ty),*]) => {
-        match $dtype {
-            $(DType::$variant => {
-                type $T = $ty;
-                $body
-            })*
-            dtype => panic!(
-                concat!("{}: ", $what, " must be of dtype ", $(stringify!($variant), " "),* , "got {:?}"),
-                $op, dtype
-            ),
-        }
-    };
-}
-
-/// Binds `$T` to the float type of `$dtype` and evaluates `$body`.
-macro_rules! with_float_type {
-    ($dtype:expr, $op:literal, |$T:ident| $body:expr) => {
-        with_type!($dtype, $op, "values", |$T| $body, [F32 => f32, F64 => f64, F16 => f16, BF16 => bf16])
-    };
-}
-
-/// Binds `$I` to the index type of `$dtype` and evaluates `$body`.
-macro_rules! with_pool_index_type {
-    ($dtype:expr, $op:literal, |$I:ident| $body:expr) => {
-        with_type!($dtype, $op, "indices", |$I| $body, [I32 => i32, I64 => i64, U32 => u32, U64 => u64])
-    };
-}
-
-/// The pool of `x` on the host: the values and the indices (of `plan.index_dtype()`).
-pub(crate) fn run_pool(x: HostTensor<'_>, plan: &PoolPlan) -> (TensorData, TensorData) {
-    let shape = plan.output_shape().to_vec();
-    with_float_type!(x.dtype, "max_pool", |T| {
-        with_pool_index_type!(plan.index_dtype(), "max_pool", |I| {
-            let (values, indices) = max_pool::<T, I>(&x.elements::<T>(), plan);
-            (
-                TensorData::new(values, shape.clone()),
-                TensorData::new(indices, shape),
-            )
-        })
-    })
-}
-
-/// The gradient of the pool's `x` on the host, for the pooled tensor's gradient `grad`.
-pub(crate) fn run_pool_backward(
-    grad: HostTensor<'_>,
-    indices: HostTensor<'_>,
-    plan: &PoolPlan,
-) -> TensorData {
-    with_float_type!(grad.dtype, "max_pool_backward", |T| {
-        with_pool_index_type!(indices.dtype, "max_pool_backward", |I| {
-            let dx =
-                max_pool_backward::<T, I>(&grad.elements::<T>(), &indices.elements::<I>(), plan);
-            TensorData::new(dx, plan.input_shape().to_vec())
-        })
-    })
+    Ok(dx)
 }

@@ -108,11 +108,6 @@ impl PoolPlan {
         &self.axes
     }
 
-    /// The number of spatial axes.
-    pub(crate) fn spatial_dims(&self) -> usize {
-        self.axes.len()
-    }
-
     /// The windows as three spatial axes, for kernels written for three: a pool of fewer axes
     /// gets leading axes of size 1 with one window of one element, which change no position.
     /// `None` for a pool of more than three axes, which such a kernel must not be given.

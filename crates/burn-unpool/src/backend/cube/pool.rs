@@ -209,7 +209,7 @@ fn assert_addressed(op: &str, plan: &PoolPlan) {
         "UnpoolBackend::{op} on a CubeCL device: the GPU kernels take pools of 1 to 3 spatial \
          axes addressing up to u32::MAX - 1 elements, got a pool of {} spatial axes of {:?} into \
          {:?} (the tensor functions run such pools with the portable composition)",
-        plan.spatial_dims(),
+        plan.axes().len(),
         plan.input_shape(),
         plan.output_shape()
     );
