@@ -239,8 +239,8 @@ fn run<const R: usize, K: UnpoolKind>(
     plan: UnpoolPlan,
     on_backend: BackendOp,
 ) -> Tensor<R, K> {
-    match Route::of(&input.device(), &plan) {
-        Route::Composed => composed::run(direction, input, indices, &plan),
+    match PlanRoute::of(&input.device(), &plan) {
+        PlanRoute::Composed => composed::run(direction, input, indices, &plan),
         route => {
             let plan = route.check_index_values(&indices, plan);
             let (input, indices) = (input.into_dispatch(), indices.into_dispatch());
@@ -264,7 +264,7 @@ fn buffer_limit(device: &Device) -> Option<u64> {
 
 /// What runs a plan on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
+enum PlanRoute {
     /// The CPU kernels (Flex, NdArray): they check index values while they read them.
     HostKernels,
     /// The GPU kernels: they skip bad indices, so a checked call asks the device first.
@@ -273,7 +273,7 @@ enum Route {
     Composed,
 }
 
-impl Route {
+impl PlanRoute {
     // Only the GPU route depends on the plan.
     #[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
     fn of(device: &Device, plan: &UnpoolPlan) -> Self {

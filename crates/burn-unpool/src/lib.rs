@@ -15,6 +15,7 @@ pub mod onnx;
 mod options;
 mod plan;
 mod pool;
+mod route;
 
 pub use backend::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, UnpoolBackend};
 pub use burn_unpool_shape::{default_output_size, pool_output_size};
@@ -28,6 +29,7 @@ pub use max_pool::{
 pub use options::{IndexLayout, MaxUnpoolOptions, OutputSize};
 pub use plan::UnpoolPlan;
 pub use pool::{PoolIndices, PoolPlan, UnpoolIndices};
+pub use route::{Route, route};
 
 /// Not part of the API: which path the op took, for the tests that show it (feature
 /// `diagnostics`).

@@ -180,7 +180,10 @@ impl Kernels {
             burn::backend::DispatchDevice::NdArray(_) => Self::Host,
             #[cfg(feature = "wgpu")]
             burn::backend::DispatchDevice::Cube(_) => Self::Cube,
-            _ => Self::None,
+            _ => {
+                crate::route::warn_if_feature_missing(device);
+                Self::None
+            }
         }
     }
 }

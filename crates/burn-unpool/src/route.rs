@@ -1,0 +1,122 @@
+//! Which implementation runs this crate's ops on a device in this build, and a warning when a
+//! device runs the composition only because a feature of this crate is off.
+
+use std::sync::Once;
+
+use burn::backend::DeviceOps;
+use burn::backend::DispatchDeviceId;
+use burn::tensor::Device;
+
+use crate::backend::Kernels;
+
+/// The implementation that runs this crate's pools and unpooling on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Route {
+    /// This crate's CPU kernels: Flex devices with the `flex` feature, NdArray devices with
+    /// `ndarray`.
+    CpuKernels,
+    /// This crate's CubeCL kernels: CubeCL devices (wgpu, Vulkan, Metal, ...) with the `wgpu`
+    /// feature, for pools of 1 to 3 spatial axes and tensors addressed by 32-bit offsets; other
+    /// shapes on those devices run the composition.
+    CubeKernels,
+    /// A composition of Burn's own tensor ops: the same results, several times slower and with
+    /// more memory. Devices of backends this build has no kernels for take it.
+    Composition,
+}
+
+impl core::fmt::Display for Route {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Self::CpuKernels => "burn-unpool's CPU kernels",
+            Self::CubeKernels => "burn-unpool's CubeCL kernels",
+            Self::Composition => "a composition of Burn tensor ops",
+        })
+    }
+}
+
+/// The route this crate's ops take on `device` in this build (its features and Burn's).
+///
+/// ```
+/// use burn::tensor::Device;
+/// use burn_unpool::{Route, route};
+///
+/// // The `flex` feature (on by default) gives Flex devices the CPU kernels.
+/// assert_eq!(route(&Device::flex()), Route::CpuKernels);
+/// ```
+pub fn route(device: &Device) -> Route {
+    match Kernels::of(device) {
+        Kernels::Host => Route::CpuKernels,
+        Kernels::Cube => Route::CubeKernels,
+        Kernels::None => Route::Composition,
+    }
+}
+
+/// The feature of this crate with kernels for the backend of `device`, whether on or not.
+fn backend_feature(device: &Device) -> Option<&'static str> {
+    let type_id = device.as_dispatch().id().type_id;
+    // Burn's dispatch device keeps its backend in the upper byte of the type id.
+    match DispatchDeviceId::try_from(type_id >> 8).ok()? {
+        DispatchDeviceId::Flex => Some("flex"),
+        DispatchDeviceId::NdArray => Some("ndarray"),
+        DispatchDeviceId::Cube => Some("wgpu"),
+        _ => None,
+    }
+}
+
+/// The feature of this crate with kernels for the backend of `device`, where this build lacks it.
+fn missing_feature(device: &Device) -> Option<&'static str> {
+    backend_feature(device).filter(|feature| match *feature {
+        "flex" => !cfg!(feature = "flex"),
+        "ndarray" => !cfg!(feature = "ndarray"),
+        _ => !cfg!(feature = "wgpu"),
+    })
+}
+
+/// Logs, once per process, that `device` runs the composition because this build lacks the
+/// feature with its backend's kernels.
+pub(crate) fn warn_if_feature_missing(device: &Device) {
+    static WARNED: Once = Once::new();
+    if let Some(feature) = missing_feature(device) {
+        WARNED.call_once(|| {
+            log::warn!(
+                "burn-unpool: {device:?} runs max pooling and unpooling as a composition of Burn \
+                 tensor ops (several times slower, more memory): enable burn-unpool's feature \
+                 `{feature}` for its kernels"
+            );
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(feature = "flex")]
+    fn a_flex_device_takes_the_cpu_kernels_of_the_flex_feature() {
+        let device = Device::flex();
+        assert_eq!(backend_feature(&device), Some("flex"));
+        assert_eq!(missing_feature(&device), None);
+        assert_eq!(route(&device), Route::CpuKernels);
+    }
+
+    #[test]
+    #[cfg(feature = "ndarray")]
+    #[allow(deprecated)]
+    fn an_ndarray_device_takes_the_cpu_kernels_of_the_ndarray_feature() {
+        let device = Device::ndarray();
+        assert_eq!(backend_feature(&device), Some("ndarray"));
+        assert_eq!(missing_feature(&device), None);
+        assert_eq!(route(&device), Route::CpuKernels);
+    }
+
+    #[test]
+    #[cfg(feature = "wgpu")]
+    fn a_wgpu_device_takes_the_cube_kernels_of_the_wgpu_feature() {
+        let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+        assert_eq!(backend_feature(&device), Some("wgpu"));
+        assert_eq!(missing_feature(&device), None);
+        assert_eq!(route(&device), Route::CubeKernels);
+    }
+}
