@@ -332,10 +332,22 @@ pub fn assert_bit_equal(actual: &TensorData, expected: &TensorData, context: &st
     );
 }
 
-/// The workspace README's examples run as doctests, so its quick start stays true.
-#[doc = include_str!("../../README.md")]
-mod readme {}
+/// Every page's Rust examples run as doctests, so what the docs show stays true: one hidden
+/// module per Markdown page with Rust code.
+macro_rules! doctested_pages {
+    ($($module:ident: $path:literal),* $(,)?) => {$(
+        #[doc = include_str!($path)]
+        mod $module {}
+    )*};
+}
 
-/// The guide's examples run as doctests, so its API tour stays true.
-#[doc = include_str!("../../docs/guide.md")]
-mod guide {}
+doctested_pages! {
+    readme: "../../README.md",
+    guide: "../../docs/guide.md",
+    pytorch: "../../docs/pytorch.md",
+    troubleshooting: "../../docs/troubleshooting.md",
+    burn_pool_edges: "../../docs/burn-pool-edges.md",
+    lavapipe_spirv: "../../docs/lavapipe-spirv.md",
+    segnet_readme: "../../examples/segnet/README.md",
+    onnx_import_readme: "../../examples/onnx-import/README.md",
+}

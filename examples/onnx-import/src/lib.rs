@@ -46,23 +46,21 @@ pub struct Comparison {
     pub max_abs: f32,
 }
 
-/// The imported model with its weights (`build.rs` writes them beside the code) on `device`.
-pub fn load(device: &Device) -> model::Model {
-    model::Model::from_file(
-        concat!(env!("OUT_DIR"), "/model/encoder_decoder.bpk"),
-        device,
-    )
+/// The class scores of an image: [1, 3, 16, 20] -> [1, 2, 16, 20], with the imported model and
+/// its weights (`build.rs` writes them beside the code). The README's ONNX quick start.
+pub fn segment(image: Tensor<4>, device: &Device) -> Tensor<4> {
+    let weights = concat!(env!("OUT_DIR"), "/model/encoder_decoder.bpk");
+    model::Model::from_file(weights, device).forward(image)
 }
 
 /// Runs the imported model on `device` with `recorded`'s input and compares its output with
 /// ONNX Runtime's for it.
 pub fn compare_with_onnxruntime(recorded: &Recorded, device: &Device) -> Comparison {
-    let model = load(device);
     let image = Tensor::<4>::from_data(
         TensorData::new(recorded.input.clone(), recorded.input_shape.clone()),
         device,
     );
-    let scores = model.forward(image);
+    let scores = segment(image, device);
     let shape = scores.dims().to_vec();
     let values = scores
         .into_data()
