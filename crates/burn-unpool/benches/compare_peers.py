@@ -20,6 +20,10 @@ NdArray) beside Burn's own `max_pool2d_with_indices` on the same devices and PyT
 backward, at the SegNet encoder shapes (2-d) and at volumetric shapes (3-d, beside the composition of
 Burn tensor ops the crate runs on devices without kernels).
 
+"copy" is the memory anchor, timed in the same run: one thread copying as many bytes as the op
+reads and writes (the `timings` bench's `copy_same_bytes` for unpooling; numpy's `copyto` for the
+pools), between buffers allocated once; "ours/copy" is the op's time as a multiple of it.
+
 Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu] [--calls 50]
     [--pools]
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
@@ -212,6 +216,14 @@ def torch_pool_medians(shape, kernel, stride, padding, runs):
     return median_ms(forward, runs), median_ms(forward_backward, runs)
 
 
+def copy_ms(shape, out_shape, runs):
+    """Median ms of one thread copying as many bytes as a pool reads (f32 input) and writes (f32
+    values, i32 indices), between buffers allocated once: the memory anchor of the pool tables."""
+    nbytes = 4 * int(np.prod(shape)) + 8 * int(np.prod(out_shape))
+    source, target = np.ones(nbytes, dtype=np.uint8), np.zeros(nbytes, dtype=np.uint8)
+    return median_ms(lambda: np.copyto(target, source), runs)
+
+
 def ours_pools(batches, runs, binary):
     flags = ["--json", "--batches", batches, "--runs", str(runs)]
     if binary:
@@ -234,7 +246,7 @@ def pools_table(args):
           f"({threads} threads); medians of {args.runs} runs, f32, ms; ours and Burn's: Flex / NdArray")
     mine = ours_pools(args.batches, args.runs, args.pools_binary)
     dims = lambda shape: str(list(shape)).replace(" ", "")
-    header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours",
+    header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours", "copy", "ours/copy",
               "ours fwd+bwd", "burn fwd+bwd", "torch fwd+bwd", "burn/ours", "torch/ours")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -248,12 +260,13 @@ def pools_table(args):
             tf, tfb = torch_pool_medians(shape, 2, 2, 0, args.runs)
             of, ofb = best("ours_forward"), best("ours_forward_backward")
             bf, bfb = best("burn_forward"), best("burn_forward_backward")
+            copy = copy_ms(shape, (batch, c, h // 2, w // 2), args.runs)
             cells = [name, key, pair("ours_forward"), pair("burn_forward"), f"{tf:.2f}", f"{bf / of:.2f}x",
-                     f"{tf / of:.2f}x", pair("ours_forward_backward"), pair("burn_forward_backward"), f"{tfb:.2f}",
+                     f"{tf / of:.2f}x", f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("burn_forward_backward"), f"{tfb:.2f}",
                      f"{bfb / ofb:.2f}x", f"{tfb / ofb:.2f}x"]
             print("| " + " | ".join(cells) + " |")
-    header = ("shape", "x", "pool", "ours fwd", "composed fwd", "torch fwd", "torch/ours", "ours fwd+bwd",
-              "composed fwd+bwd", "torch fwd+bwd", "torch/ours")
+    header = ("shape", "x", "pool", "ours fwd", "composed fwd", "torch fwd", "torch/ours", "copy", "ours/copy",
+              "ours fwd+bwd", "composed fwd+bwd", "torch fwd+bwd", "torch/ours")
     print()
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -264,8 +277,10 @@ def pools_table(args):
         best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
         tf, tfb = torch_pool_medians(shape, k, s, p, args.runs)
         of, ofb = best("ours_forward"), best("ours_forward_backward")
+        out_shape = shape[:2] + tuple((d + 2 * p - k) // s + 1 for d in shape[2:])
+        copy = copy_ms(shape, out_shape, args.runs)
         cells = [name, key, f"k{k} s{s} p{p}", pair("ours_forward"), pair("composed_forward"), f"{tf:.2f}",
-                 f"{tf / of:.2f}x", pair("ours_forward_backward"), pair("composed_forward_backward"), f"{tfb:.2f}",
+                 f"{tf / of:.2f}x", f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("composed_forward_backward"), f"{tfb:.2f}",
                  f"{tfb / ofb:.2f}x"]
         print("| " + " | ".join(cells) + " |")
 
@@ -290,7 +305,7 @@ def main():
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
           f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32")
     header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "naive/ours",
-              "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled")
+              "copy", "ours fwd/copy", "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
@@ -300,8 +315,9 @@ def main():
             best = lambda what: min(mine[(name, f"{what}@flex@i32@latency")], mine[(name, f"{what}@ndarray@i64@latency")])
             fwd, bwd, pooled, naive = best("forward"), best("backward"), best("backward_pooled"), best("forward_naive")
             o, t, tb = theirs[(name, "onnxruntime_forward")], theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
+            copy = mine[(name, "copy_same_bytes@memory@i32@latency")]
             cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", f"{naive / fwd:.1f}x",
-                     f"{bwd:.2f}", f"{pooled:.2f}", f"{tb:.2f}", f"{tb / pooled:.2f}x"]
+                     f"{copy:.2f}", f"{fwd / copy:.2f}x", f"{bwd:.2f}", f"{pooled:.2f}", f"{tb:.2f}", f"{tb / pooled:.2f}x"]
             print("| " + " | ".join(map(str, cells)) + " |")
 
 
