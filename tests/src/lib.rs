@@ -333,7 +333,8 @@ pub fn assert_bit_equal(actual: &TensorData, expected: &TensorData, context: &st
 }
 
 /// Every page's Rust examples run as doctests, so what the docs show stays true: one hidden
-/// module per Markdown page with Rust code.
+/// module per Markdown page with Rust code (the guide's run in burn-unpool, whose `guide` module
+/// it is).
 macro_rules! doctested_pages {
     ($($module:ident: $path:literal),* $(,)?) => {$(
         #[doc = include_str!($path)]
@@ -343,7 +344,6 @@ macro_rules! doctested_pages {
 
 doctested_pages! {
     readme: "../../README.md",
-    guide: "../../docs/guide.md",
     pytorch: "../../docs/pytorch.md",
     troubleshooting: "../../docs/troubleshooting.md",
     burn_pool_edges: "../../docs/burn-pool-edges.md",

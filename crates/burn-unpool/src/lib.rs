@@ -31,6 +31,10 @@ pub use plan::UnpoolPlan;
 pub use pool::{PoolIndices, PoolPlan, UnpoolIndices};
 pub use route::{Route, route};
 
+/// The guide: the API tour and the rules (the repository's `docs/guide.md`).
+#[doc = include_str!("../guide.md")]
+pub mod guide {}
+
 /// Not part of the API: which path the op took, for the tests that show it (feature
 /// `diagnostics`).
 #[doc(hidden)]
