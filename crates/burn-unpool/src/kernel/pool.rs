@@ -170,10 +170,27 @@ fn pool_rows<T: PoolValue, I: PoolIndex>(
         let outer = &windows.outer[outer];
         let (first0, count0) = axis0.taps[cell0];
         let (first1, count1) = axis1.taps[cell1];
+        // Windows of one leading cell, dilation 1, are dense blocks: the common full sizes scan
+        // with compile-time bounds (see `scan_block`).
+        let dense = outer.len() == 1 && [axis0, axis1, axis2].iter().all(|a| a.dilation == 1);
         for ((value, index), &(first2, count2)) in values.iter_mut().zip(indices).zip(&axis2.taps) {
+            let top = outer[0] + (first0 * h + first1) * w + first2;
+            let block = match (dense, count0, count1, count2) {
+                (false, ..) => None,
+                (_, 1, 2, 2) => Some(scan_block::<T, 1, 2, 2>(x, top, h, w)),
+                (_, 1, 3, 3) => Some(scan_block::<T, 1, 3, 3>(x, top, h, w)),
+                (_, 2, 2, 2) => Some(scan_block::<T, 2, 2, 2>(x, top, h, w)),
+                (_, 3, 3, 3) => Some(scan_block::<T, 3, 3, 3>(x, top, h, w)),
+                _ => None,
+            };
+            if let Some((best, best_at)) = block {
+                value.write(best);
+                index.write(I::from_position(best_at));
+                continue;
+            }
             // The first tap starts the scan; the loop below meets it again and keeps it (a NaN
             // replaces itself, at the same position).
-            let mut best_at = outer[0] + (first0 * h + first1) * w + first2;
+            let mut best_at = top;
             let mut best = x[best_at];
             for &base in outer {
                 for t0 in 0..count0 {
@@ -195,6 +212,32 @@ fn pool_rows<T: PoolValue, I: PoolIndex>(
             index.write(I::from_position(best_at));
         }
     }
+}
+
+/// The maximum and its position in a dense `D x R x W` block of `x` (dilation 1) whose first
+/// element is `top`, in `h x w` planes: the general scan's order and rule, with constant bounds so
+/// that the compiler unrolls it (the nested loops of the general scan cost more than the taps).
+#[inline(always)]
+fn scan_block<T: PoolValue, const D: usize, const R: usize, const W: usize>(
+    x: &[T],
+    top: usize,
+    h: usize,
+    w: usize,
+) -> (T, usize) {
+    // The first tap starts the scan and meets itself again, as in the general scan.
+    let (mut best, mut best_at) = (x[top], top);
+    for d in 0..D {
+        for r in 0..R {
+            let row = top + (d * h + r) * w;
+            for (c, &candidate) in x[row..row + W].iter().enumerate() {
+                if candidate.beats(best) {
+                    best = candidate;
+                    best_at = row + c;
+                }
+            }
+        }
+    }
+    (best, best_at)
 }
 
 /// Output rows per parallel task: whole planes when there are many, else slices of planes, so
