@@ -241,7 +241,8 @@ fn integer_volumes_pool_through_the_onnx_entry_with_global_indices() {
 }
 
 /// `max_pool_onnx` of `attributes` over `shape` on this crate's kernels against the composition,
-/// bit for bit, on every device: values with ties, NaN, infinities and signed zeros.
+/// bit for bit, on every device: values with ties, NaN, infinities and signed zeros, indices, and
+/// the gradient under autodiff.
 fn onnx_pool_on_both_routes<const R: usize>(shape: [usize; R], attributes: &MaxPoolAttributes) {
     let palette = [
         3.0,
@@ -271,11 +272,33 @@ fn onnx_pool_on_both_routes<const R: usize>(shape: [usize; R], attributes: &MaxP
             expected_indices.into_data(),
             "{context}: indices"
         );
+        // The gradient of sum(y * weights) for x, through each route's backward.
+        let autodiff = device.clone().autodiff();
+        let gradient = |composed: bool| {
+            let x = Tensor::<R>::from_data(TensorData::new(values.clone(), shape), &autodiff)
+                .require_grad();
+            let pool = || max_pool_onnx(x.clone(), attributes).0;
+            let y = match composed {
+                true => burn_unpool::diagnostics::with_composition(pool),
+                false => pool(),
+            };
+            let weights: Vec<f32> = (0..y.shape().num_elements())
+                .map(|i| (i % 5) as f32 - 2.5)
+                .collect();
+            let weights = Tensor::<R>::from_data(TensorData::new(weights, y.dims()), &autodiff);
+            let grads = (y * weights).sum().backward();
+            x.grad(&grads).expect("a gradient for x").into_data()
+        };
+        assert_bit_equal(
+            &gradient(false),
+            &gradient(true),
+            &format!("{context}: gradient"),
+        );
     }
 }
 
 #[test]
-fn onnx_max_pool_on_the_kernels_gives_the_compositions_values_and_indices() {
+fn onnx_max_pool_on_the_kernels_gives_the_compositions_values_indices_and_gradients() {
     let new = MaxPoolAttributes::new;
     onnx_pool_on_both_routes(
         [2, 3, 9],

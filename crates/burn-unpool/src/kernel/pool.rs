@@ -165,6 +165,7 @@ fn pool_rows<T: PoolValue, I: PoolIndex>(
     for (row, (values, indices)) in (first_row..).zip(rows_out) {
         let (plane, cell) = (row / rows, row % rows);
         let x = &x[plane * in_plane..][..in_plane];
+        let base = plan.index_base(plane);
         let (cell1, cell) = (cell % axis1.taps.len(), cell / axis1.taps.len());
         let (cell0, outer) = (cell % axis0.taps.len(), cell / axis0.taps.len());
         let outer = &windows.outer[outer];
@@ -185,7 +186,7 @@ fn pool_rows<T: PoolValue, I: PoolIndex>(
             };
             if let Some((best, best_at)) = block {
                 value.write(best);
-                index.write(I::from_position(best_at));
+                index.write(I::from_position(base + best_at));
                 continue;
             }
             // The first tap starts the scan; the loop below meets it again and keeps it (a NaN
@@ -209,7 +210,7 @@ fn pool_rows<T: PoolValue, I: PoolIndex>(
                 }
             }
             value.write(best);
-            index.write(I::from_position(best_at));
+            index.write(I::from_position(base + best_at));
         }
     }
 }
@@ -297,9 +298,12 @@ pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     dx.par_chunks_mut(in_plane)
         .zip(grad.par_chunks(out_plane))
         .zip(indices.par_chunks(out_plane))
-        .for_each(|((dx, grad), indices)| {
+        .enumerate()
+        .for_each(|(plane, ((dx, grad), indices))| {
+            let base = plan.index_base(plane);
             for (&g, &index) in grad.iter().zip(indices) {
-                let cell = &mut dx[index.position()];
+                // The pool wrote `base + position`; a foreign index panics here (checked).
+                let cell = &mut dx[index.position().wrapping_sub(base)];
                 *cell = *cell + g;
             }
         });

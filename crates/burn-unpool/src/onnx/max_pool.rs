@@ -175,6 +175,16 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     // ONNX's indices are int64, whatever the device's default integer.
     let plan = or_panic_with(PoolPlan::new(&dims, &spec, DType::I64));
     assert_value_dtype(&x);
+    if x.dtype().is_float() && matches!(order, IndexOrder::RowMajor) {
+        // Where the kernels write ONNX's global indices themselves (this crate's CPU kernels),
+        // no pass after them adds the plane offsets.
+        let global = plan.clone().with_global_indices();
+        if runs_kernels(&x.device(), &global) {
+            let x = Tensor::<R>::from_dispatch(x.into_dispatch());
+            let (y, indices) = pool_on_kernels(x, global);
+            return (Tensor::from_dispatch(y.into_dispatch()), indices);
+        }
+    }
     let (y, indices) = if x.dtype().is_float() && runs_kernels(&x.device(), &plan) {
         // Where `max_pool_with_indices` runs this crate's kernels (they take float values):
         // column-major indices are a transform of their row-major ones.

@@ -38,6 +38,7 @@ pub struct PoolPlan {
     axes: Vec<AxisWindows>,
     disjoint: bool,
     index_dtype: DType,
+    global_indices: bool,
 }
 
 impl PoolPlan {
@@ -64,7 +65,37 @@ impl PoolPlan {
             axes,
             disjoint: pool.geometry.windows_disjoint(),
             index_dtype,
+            global_indices: false,
         })
+    }
+
+    /// The same pool with indices counted over the whole tensor (ONNX's `Indices`:
+    /// `(n * C + c) * P + position`) instead of inside each plane, so that no pass after the
+    /// kernel adds the plane offsets. Only for an int64 plan, whose dtype holds every element of
+    /// a tensor; the CPU kernels honour it, the CubeCL kernels refuse it (see `addresses`).
+    pub(crate) fn with_global_indices(mut self) -> Self {
+        assert_eq!(
+            self.index_dtype,
+            DType::I64,
+            "global pool indices need an int64 plan"
+        );
+        self.global_indices = true;
+        self
+    }
+
+    /// Whether the indices count over the whole tensor ([`Self::with_global_indices`]).
+    pub(crate) fn global_indices(&self) -> bool {
+        self.global_indices
+    }
+
+    /// What plane `plane`'s indices add to a position inside the plane: 0, or the elements of
+    /// the planes before it for global indices.
+    pub(crate) fn index_base(&self, plane: usize) -> usize {
+        if self.global_indices {
+            plane * self.input_plane_len()
+        } else {
+            0
+        }
     }
 
     /// `[N, C, I1..Ik]`: the shape of `x`.

@@ -178,11 +178,15 @@ pub(super) fn max_pool_gradient<F: Float, I: Int>(
 }
 
 /// Whether the kernels address `plan`: at most three spatial axes (the kernels are written for
-/// three), and every position they compute fits 32 bits.
+/// three), every position they compute fits 32 bits, and indices inside each plane (the kernels
+/// do not write global ones).
 pub(crate) fn addresses(plan: &PoolPlan) -> bool {
     let Some(axes) = plan.axes3() else {
         return false;
     };
+    if plan.global_indices() {
+        return false;
+    }
     let len = |shape: &[usize]| shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
     let padded = axes
         .iter()
@@ -207,11 +211,17 @@ fn assert_addressed(op: &str, plan: &PoolPlan) {
     assert!(
         addresses(plan),
         "UnpoolBackend::{op} on a CubeCL device: the GPU kernels take pools of 1 to 3 spatial \
-         axes addressing up to u32::MAX - 1 elements, got a pool of {} spatial axes of {:?} into \
-         {:?} (the tensor functions run such pools with the portable composition)",
+         axes addressing up to u32::MAX - 1 elements, indices inside each plane; got a pool of {} \
+         spatial axes of {:?} into {:?}, {} indices (the tensor functions run such pools with the \
+         portable composition)",
         plan.axes().len(),
         plan.input_shape(),
-        plan.output_shape()
+        plan.output_shape(),
+        if plan.global_indices() {
+            "global"
+        } else {
+            "per-plane"
+        },
     );
 }
 
@@ -329,6 +339,16 @@ mod tests {
         // The kernels address three axes: a fourth would be read as if it were not there.
         assert!(!addresses(&plan::<4>(&[1, 2, 4, 4, 4, 4])));
         assert!(!addresses(&plan::<6>(&[1, 1, 2, 2, 2, 2, 2, 2])));
+    }
+
+    /// The kernels write indices inside each plane: a plan asking for global ones (ONNX's, which
+    /// the CPU kernels write) would come back without its plane offsets.
+    #[test]
+    fn the_kernels_refuse_global_indices() {
+        let spec = PoolSpec::from_pool(&MaxPoolOptions::new([2, 2]));
+        let plan = PoolPlan::new(&[2, 3, 4, 4], &spec, DType::I64).expect("a valid pool");
+        assert!(addresses(&plan));
+        assert!(!addresses(&plan.with_global_indices()));
     }
 
     /// The backend op itself, called with a 4-axis pool on a CubeCL device, refuses it before
