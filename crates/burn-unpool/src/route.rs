@@ -92,31 +92,31 @@ pub(crate) fn warn_if_feature_missing(device: &Device) {
 mod tests {
     use super::*;
 
+    /// `device`'s backend is named by `feature`, which this build has, so it takes `expected`.
+    #[cfg(any(feature = "flex", feature = "ndarray", feature = "wgpu"))]
+    fn assert_takes(device: Device, feature: &str, expected: Route) {
+        assert_eq!(backend_feature(&device), Some(feature));
+        assert_eq!(missing_feature(&device), None);
+        assert_eq!(route(&device), expected);
+    }
+
     #[test]
     #[cfg(feature = "flex")]
     fn a_flex_device_takes_the_cpu_kernels_of_the_flex_feature() {
-        let device = Device::flex();
-        assert_eq!(backend_feature(&device), Some("flex"));
-        assert_eq!(missing_feature(&device), None);
-        assert_eq!(route(&device), Route::CpuKernels);
+        assert_takes(Device::flex(), "flex", Route::CpuKernels);
     }
 
     #[test]
     #[cfg(feature = "ndarray")]
     #[allow(deprecated)]
     fn an_ndarray_device_takes_the_cpu_kernels_of_the_ndarray_feature() {
-        let device = Device::ndarray();
-        assert_eq!(backend_feature(&device), Some("ndarray"));
-        assert_eq!(missing_feature(&device), None);
-        assert_eq!(route(&device), Route::CpuKernels);
+        assert_takes(Device::ndarray(), "ndarray", Route::CpuKernels);
     }
 
     #[test]
     #[cfg(feature = "wgpu")]
     fn a_wgpu_device_takes_the_cube_kernels_of_the_wgpu_feature() {
         let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-        assert_eq!(backend_feature(&device), Some("wgpu"));
-        assert_eq!(missing_feature(&device), None);
-        assert_eq!(route(&device), Route::CubeKernels);
+        assert_takes(device, "wgpu", Route::CubeKernels);
     }
 }
