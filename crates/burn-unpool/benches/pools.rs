@@ -5,7 +5,7 @@
 //! or JSON lines with `--json`, which `compare_peers.py --pools` reads beside PyTorch.
 //!
 //! `cargo bench -p burn-unpool --features ndarray --bench pools -- [--json] [--batches 1,4,12] [--runs 7]
-//! [--only s1] [--calls 20] [--gpu]`
+//! [--only s1] [--calls 20] [--gpu]` (the options are described by `--help` after the `--`)
 //!
 //! With `--features wgpu` and `--gpu`, the 2-d pools run on the default wgpu device (fused), beside
 //! Burn's own pool there, timed as `latency` (a sync after each call) and `throughput` (`--calls`
@@ -21,52 +21,11 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
 use burn_unpool::{bench_support, max_pool_with_indices};
-use support::Mode;
+use support::{Args, Mode};
 
-struct Args {
-    json: bool,
-    batches: Vec<usize>,
-    runs: usize,
-    calls: usize,
-    only: Option<String>,
-    gpu: bool,
-}
-
+/// The command line (`-- --help`), with this bench's defaults.
 fn args() -> Args {
-    let mut args = Args {
-        json: false,
-        batches: vec![1, 4, 12],
-        runs: 7,
-        calls: 20,
-        only: None,
-        gpu: false,
-    };
-    let mut it = std::env::args().skip(1);
-    let number = |value: Option<String>| -> usize {
-        value
-            .and_then(|v| v.parse().ok())
-            .expect("a number after --runs / --calls")
-    };
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--json" => args.json = true,
-            "--batches" => {
-                args.batches = it
-                    .next()
-                    .expect("--batches 1,4,12")
-                    .split(',')
-                    .map(|b| b.parse().expect("a batch size"))
-                    .collect()
-            }
-            "--runs" => args.runs = number(it.next()),
-            "--calls" => args.calls = number(it.next()),
-            "--only" => args.only = it.next(),
-            "--gpu" => args.gpu = true,
-            "--bench" => {}
-            other => panic!("unknown argument {other}"),
-        }
-    }
-    args
+    Args::parse(&[1, 4, 12], 7, 20)
 }
 
 /// One pool workload: `x`'s shape and the pool.

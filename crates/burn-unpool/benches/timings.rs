@@ -3,7 +3,7 @@
 //! `compare_peers.py`, which times ONNX Runtime and PyTorch in the same run).
 //!
 //! `cargo bench -p burn-unpool --features ndarray --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]
-//! [--calls 50]`
+//! [--calls 50]` (the options are described by `--help` after the `--`)
 //!
 //! With `--features wgpu` and `--gpu`, the same workloads run on the default wgpu device instead
 //! (fused, as users get it), timed two ways: `latency`, each call followed by a device sync, and
@@ -25,54 +25,12 @@ use std::time::Instant;
 use burn::tensor::{DType, Device, Tensor};
 use burn_unpool::{UnpoolPlan, bench_support, max_unpool_backward, max_unpool2d};
 use support::{
-    Mode, Workload, median, median_ms, naive_unpool, overlapping, pooled, tensors, workloads,
+    Args, Mode, Workload, median, median_ms, naive_unpool, overlapping, pooled, tensors, workloads,
 };
 
-struct Args {
-    json: bool,
-    batches: Vec<usize>,
-    runs: usize,
-    calls: usize,
-    only: Option<String>,
-    gpu: bool,
-}
-
+/// The command line (`-- --help`), with this bench's defaults.
 fn args() -> Args {
-    let mut args = Args {
-        json: false,
-        batches: vec![1, 4],
-        runs: 15,
-        calls: 50,
-        only: None,
-        gpu: false,
-    };
-    let number = |name: &str, value: Option<String>| -> usize {
-        let value = value.unwrap_or_else(|| panic!("{name} takes a number"));
-        value
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} {value}: not a number"))
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--json" => args.json = true,
-            "--batches" => {
-                args.batches = it
-                    .next()
-                    .expect("--batches 1,4")
-                    .split(',')
-                    .map(|b| b.parse().expect("a batch size"))
-                    .collect()
-            }
-            "--runs" => args.runs = number("--runs", it.next()),
-            "--calls" => args.calls = number("--calls", it.next()),
-            "--only" => args.only = it.next(),
-            "--gpu" => args.gpu = true,
-            "--bench" => {}
-            other => panic!("unknown argument {other}"),
-        }
-    }
-    args
+    Args::parse(&[1, 4], 15, 50)
 }
 
 /// One measurement of `workload`.

@@ -7,6 +7,58 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use burn_unpool::{MaxUnpoolOptions, PoolIndices, max_pool2d_with_indices, max_unpool2d};
 
+/// The command line of the `timings` and `pools` benches (`-- --help` lists it).
+#[derive(clap::Parser, Debug)]
+#[command(about = "Medians of burn-unpool's ops; see the bench's doc comment")]
+struct Cli {
+    /// Print JSON lines (what compare_peers.py reads) instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Batch sizes, comma-separated [default: the bench's own].
+    #[arg(long, value_delimiter = ',')]
+    batches: Option<Vec<usize>>,
+    /// Timed runs per median, after 2 warm-up runs [default: the bench's own].
+    #[arg(long)]
+    runs: Option<usize>,
+    /// GPU throughput mode: calls queued before one sync [default: the bench's own].
+    #[arg(long)]
+    calls: Option<usize>,
+    /// Only the workload of this name (s1..s4, v1..v3, overlap).
+    #[arg(long)]
+    only: Option<String>,
+    /// Also time the default wgpu device (a build with `--features wgpu`).
+    #[arg(long)]
+    gpu: bool,
+    /// Passed by `cargo bench` to every bench binary; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// A bench's settings: the command line, with the bench's defaults for what it leaves out.
+pub struct Args {
+    pub json: bool,
+    pub batches: Vec<usize>,
+    pub runs: usize,
+    pub calls: usize,
+    pub only: Option<String>,
+    pub gpu: bool,
+}
+
+impl Args {
+    /// Parses the command line (exits with clap's message on `--help` or a bad argument).
+    pub fn parse(batches: &[usize], runs: usize, calls: usize) -> Self {
+        let cli = <Cli as clap::Parser>::parse();
+        Self {
+            json: cli.json,
+            batches: cli.batches.unwrap_or_else(|| batches.to_vec()),
+            runs: cli.runs.unwrap_or(runs),
+            calls: cli.calls.unwrap_or(calls),
+            only: cli.only,
+            gpu: cli.gpu,
+        }
+    }
+}
+
 /// The CPU devices measured, with the index dtype their own pool emits: Flex (i32) and
 /// NdArray (i64).
 #[allow(deprecated)] // NdArray is deprecated in Burn 0.22 but still shipped; it is measured.
