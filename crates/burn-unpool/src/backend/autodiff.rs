@@ -90,7 +90,8 @@ impl<B: UnpoolBackend> Backward<B, 1> for PoolBackward {
 }
 
 /// The backward of the pool's backward (linear in the pooled gradient): the gradient of `x` read
-/// at each window's index, `[planes, input plane]` gathered by `[planes, output plane]`.
+/// at each window's index, `[planes, input plane]` gathered by `[planes, output plane]` (one row
+/// for global indices).
 #[derive(Debug)]
 struct PoolGradientBackward;
 
@@ -107,9 +108,19 @@ impl<B: UnpoolBackend> Backward<B, 1> for PoolGradientBackward {
         let grad = grads.consume::<B>(&ops.node);
         let (indices, plan) = ops.state;
         if let Some(parent) = parent {
+            // Per-plane indices gather inside their plane's row; global ones (ONNX's) inside one
+            // row holding the whole tensor.
             let planes = plan.planes();
-            let grad = B::float_reshape(grad, Shape::new([planes, plan.input_plane_len()]));
-            let indices = B::int_reshape(indices, Shape::new([planes, plan.output_plane_len()]));
+            let (rows, in_len, out_len) = match plan.global_indices() {
+                true => (
+                    1,
+                    planes * plan.input_plane_len(),
+                    planes * plan.output_plane_len(),
+                ),
+                false => (planes, plan.input_plane_len(), plan.output_plane_len()),
+            };
+            let grad = B::float_reshape(grad, Shape::new([rows, in_len]));
+            let indices = B::int_reshape(indices, Shape::new([rows, out_len]));
             let pooled = B::float_gather(1, grad, indices);
             let pooled = B::float_reshape(pooled, Shape::from(plan.output_shape()));
             grads.register::<B>(parent.id, pooled);
@@ -187,17 +198,33 @@ mod tests {
     use crate::UnpoolBackend;
     use crate::pool::{PoolPlan, PoolSpec};
 
-    #[test]
-    fn the_pool_gradient_is_differentiable_as_a_gather_at_the_indices() {
+    /// The pool's gradient `dx` for `grad` over `x` of `shape` and the gradient of
+    /// `sum(dx * w)` for `grad`, on an autodiff device, with global indices if asked.
+    fn gradient_and_its_gradient(
+        x: &[f32],
+        shape: [usize; 4],
+        grad: &[f32],
+        w: &[f32],
+        global: bool,
+    ) -> (TensorData, TensorData) {
         let device = Device::flex().autodiff();
-        // Windows {0, 1}, {1, 2}, {2, 3} of [1, 3, 2, 0]: indices 1, 1, 2.
-        let x = Tensor::<4>::from_floats([[[[1.0, 3.0, 2.0, 0.0]]]], &device);
+        let tensor = |values: &[f32], shape: [usize; 4]| {
+            Tensor::<4>::from_data(TensorData::new(values.to_vec(), shape), &device)
+        };
         let options = MaxPoolOptions::new([1, 2]).with_stride([1, 1]);
         let spec = PoolSpec::from_pool(&options);
-        let plan = PoolPlan::new(&[1, 1, 1, 4], &spec, DType::I64).unwrap();
-        let (_, indices) =
-            <Dispatch as UnpoolBackend>::max_pool_with_indices(x.into_dispatch(), plan.clone());
-        let grad = Tensor::<4>::from_floats([[[[10.0, 20.0, 30.0]]]], &device).require_grad();
+        let plan = PoolPlan::new(&shape, &spec, DType::I64).unwrap();
+        let plan = if global {
+            plan.with_global_indices()
+        } else {
+            plan
+        };
+        let (_, indices) = <Dispatch as UnpoolBackend>::max_pool_with_indices(
+            tensor(x, shape).into_dispatch(),
+            plan.clone(),
+        );
+        let pooled_shape = [shape[0], shape[1], 1, shape[3] - 1];
+        let grad = tensor(grad, pooled_shape).require_grad();
         let dx = Tensor::<4>::from_dispatch(
             <Dispatch as UnpoolBackend>::max_pool_with_indices_backward(
                 grad.clone().into_dispatch(),
@@ -205,16 +232,41 @@ mod tests {
                 plan,
             ),
         );
+        let grads = (dx.clone() * tensor(w, shape)).sum().backward();
+        let dgrad = grad.grad(&grads).unwrap().into_data();
+        (dx.into_data(), dgrad)
+    }
+
+    #[test]
+    fn the_pool_gradient_is_differentiable_as_a_gather_at_the_indices() {
+        // Windows {0, 1}, {1, 2}, {2, 3} of [1, 3, 2, 0]: indices 1, 1, 2.
+        let (dx, dgrad) = gradient_and_its_gradient(
+            &[1.0, 3.0, 2.0, 0.0],
+            [1, 1, 1, 4],
+            &[10.0, 20.0, 30.0],
+            &[1.0, 2.0, 3.0, 4.0],
+            false,
+        );
         // Element 1 takes the first two windows' gradients, element 2 the third's.
-        let expected = TensorData::from([[[[0.0f32, 30.0, 30.0, 0.0]]]]);
-        dx.clone().into_data().assert_eq(&expected, false);
+        dx.assert_eq(&TensorData::from([[[[0.0f32, 30.0, 30.0, 0.0]]]]), false);
         // d sum(dx * w) / d grad[j] = w[index j] = [2, 2, 3].
-        let w = Tensor::<4>::from_floats([[[[1.0, 2.0, 3.0, 4.0]]]], &device);
-        let grads = (dx * w).sum().backward();
-        let expected = TensorData::from([[[[2.0f32, 2.0, 3.0]]]]);
-        grad.grad(&grads)
-            .unwrap()
-            .into_data()
-            .assert_eq(&expected, false);
+        dgrad.assert_eq(&TensorData::from([[[[2.0f32, 2.0, 3.0]]]]), false);
+    }
+
+    /// ONNX's global indices: the second plane's windows {5, 4}, {4, 0}, {0, 6} have the indices
+    /// 4 + (0, 1, 3); the gather must read the second plane's weights, not past the first.
+    #[test]
+    fn with_global_indices_the_pool_gradient_is_a_gather_over_the_whole_tensor() {
+        let (dx, dgrad) = gradient_and_its_gradient(
+            &[1.0, 3.0, 2.0, 0.0, 5.0, 4.0, 0.0, 6.0],
+            [1, 2, 1, 4],
+            &[10.0, 20.0, 30.0, 40.0, 50.0, 60.0],
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+            true,
+        );
+        let expected_dx = [[[[0.0f32, 30.0, 30.0, 0.0]], [[40.0, 50.0, 0.0, 60.0]]]];
+        dx.assert_eq(&TensorData::from(expected_dx), false);
+        let expected_dgrad = [[[[2.0f32, 2.0, 3.0]], [[5.0, 6.0, 8.0]]]];
+        dgrad.assert_eq(&TensorData::from(expected_dgrad), false);
     }
 }

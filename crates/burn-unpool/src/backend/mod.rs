@@ -100,7 +100,8 @@ pub trait UnpoolBackend: Backend {
     ) -> FloatTensor<Self>;
 
     /// Max-pools `x` as `plan` says: the pooled values and, per `(n, c)` plane, the row-major
-    /// position of each in the unpadded input (of dtype `plan.index_dtype()`).
+    /// position of each in the unpadded input (of dtype `plan.index_dtype()`); for a plan with
+    /// global indices (ONNX's), that position plus the elements of the planes before it.
     ///
     /// Each window's first maximum in scan order, or its last NaN where it holds NaNs; every
     /// index lies inside its own window, so padding never wins.

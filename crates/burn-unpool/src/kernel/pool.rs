@@ -38,7 +38,8 @@ macro_rules! float_values {
 
 float_values!(f32, f64, f16, bf16);
 
-/// An index dtype the pool writes and reads back: a position inside one plane.
+/// An index dtype the pool writes and reads back: a position inside one plane, or inside the
+/// tensor for a plan with global indices.
 pub(crate) trait PoolIndex: Copy + Send + Sync + Pod {
     fn from_position(position: usize) -> Self;
     fn position(self) -> usize;
@@ -193,11 +194,11 @@ fn pool_rows<T: PoolValue, I: PoolIndex>(
             // replaces itself, at the same position).
             let mut best_at = top;
             let mut best = x[best_at];
-            for &base in outer {
+            for &offset in outer {
                 for t0 in 0..count0 {
                     let i0 = first0 + t0 * axis0.dilation;
                     for t1 in 0..count1 {
-                        let mut at = base + (i0 * h + first1 + t1 * axis1.dilation) * w + first2;
+                        let mut at = offset + (i0 * h + first1 + t1 * axis1.dilation) * w + first2;
                         for _ in 0..count2 {
                             let candidate = x[at];
                             if candidate.beats(best) {
@@ -250,7 +251,8 @@ fn rows_per_task(total_rows: usize) -> usize {
         .max(1)
 }
 
-/// The pooled values and their per-plane indices, for every plane of `x`.
+/// The pooled values and their indices (per plane, or global where the plan says), for every
+/// plane of `x`.
 pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
     x: &[T],
     plan: &PoolPlan,
