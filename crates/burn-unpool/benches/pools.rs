@@ -107,8 +107,11 @@ fn time_mode<T>(args: &Args, device: &Device, mode: Mode, op: &dyn Fn() -> T) ->
     support::time_mode(args.runs, args.calls, device, mode, op)
 }
 
+/// A pool function under test.
+type PoolFn<const R: usize> = fn(Tensor<R>, &Workload) -> Tensor<R>;
+
 /// A pool under test: its name and the function.
-type Pool<const R: usize> = (&'static str, fn(Tensor<R>, &Workload) -> Tensor<R>);
+type Pool<const R: usize> = (&'static str, PoolFn<R>);
 
 fn ours<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R> {
     let (pooled, indices) = max_pool_with_indices(x, w.options::<D>());
@@ -147,18 +150,20 @@ fn time_pools<const R: usize>(
     let x = workload.x::<R>(device);
     let autodiff = device.clone().autodiff();
     let x_grad = workload.x::<R>(&autodiff);
+    let forward = |pool: PoolFn<R>| pool(x.clone(), workload);
+    let forward_backward =
+        |pool: PoolFn<R>| pool(x_grad.clone().require_grad(), workload).backward();
     // Every pool runs once, forward and forward + backward, before any is timed: a workload's
     // first large allocations are slower, a cost that belongs to no pool (the same kernel came
     // out twice as fast when timed second: s3 batch 12, 35 against 17 ms on Flex).
     for &(_, pool) in pools {
-        drop(pool(x.clone(), workload));
-        drop(pool(x_grad.clone().require_grad(), workload).backward());
+        drop(forward(pool));
+        drop(forward_backward(pool));
     }
     device.sync().expect("the device syncs");
     for &(name, pool) in pools {
         for &mode in modes {
-            let forward = || pool(x.clone(), workload);
-            let ms = time_mode(args, device, mode, &forward);
+            let ms = time_mode(args, device, mode, &|| forward(pool));
             report(
                 args,
                 workload,
@@ -167,11 +172,7 @@ fn time_pools<const R: usize>(
                 mode,
                 ms,
             );
-            let forward_backward = || {
-                let x = x_grad.clone().require_grad();
-                pool(x.clone(), workload).backward()
-            };
-            let ms = time_mode(args, device, mode, &forward_backward);
+            let ms = time_mode(args, device, mode, &|| forward_backward(pool));
             report(
                 args,
                 workload,

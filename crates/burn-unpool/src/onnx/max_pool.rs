@@ -180,21 +180,18 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
         // no pass after them adds the plane offsets.
         let global = plan.clone().with_global_indices();
         if runs_kernels(&x.device(), &global) {
-            let x = Tensor::<R>::from_dispatch(x.into_dispatch());
-            let (y, indices) = pool_on_kernels(x, global);
-            return (Tensor::from_dispatch(y.into_dispatch()), indices);
+            return float_pool_on_kernels(x, global);
         }
     }
     let (y, indices) = if x.dtype().is_float() && runs_kernels(&x.device(), &plan) {
         // Where `max_pool_with_indices` runs this crate's kernels (they take float values):
         // column-major indices are a transform of their row-major ones.
-        let x = Tensor::<R>::from_dispatch(x.into_dispatch());
-        let (y, indices) = pool_on_kernels(x, plan);
+        let (y, indices) = float_pool_on_kernels(x, plan);
         let indices = match order {
             IndexOrder::RowMajor => indices,
             IndexOrder::ColumnMajor => row_major_to_column_major(indices, input_spatial),
         };
-        (Tensor::from_dispatch(y.into_dispatch()), indices)
+        (y, indices)
     } else {
         // Integer values and devices without kernels: the composition, in either order.
         or_panic_with(max_pool(x, &spec, order, DType::I64))
@@ -202,4 +199,13 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     let plane_len = dims[2..].iter().product();
     let indices = per_plane_to_global(indices, plane_len).cast(DType::I64);
     (y, indices)
+}
+
+/// `pool_on_kernels` for `x` of any kind whose dtype is a float (the caller checked it).
+fn float_pool_on_kernels<const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
+    plan: PoolPlan,
+) -> (Tensor<R, K>, Tensor<R, Int>) {
+    let (y, indices) = pool_on_kernels(Tensor::<R>::from_dispatch(x.into_dispatch()), plan);
+    (Tensor::from_dispatch(y.into_dispatch()), indices)
 }
