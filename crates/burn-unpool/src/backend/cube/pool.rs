@@ -1,7 +1,7 @@
 //! The max pool with indices on CubeCL devices.
 //!
 //! Forward: one unit per pooled element scans its window's input elements from the first, as the
-//! CPU kernel does (larger or NaN replaces), so the indices are the same on every device and each
+//! CPU kernel does (larger or, for floats, NaN replaces), so the indices are the same on every device and each
 //! lies in its own window. Backward: one unit per input element adds the gradients of the windows
 //! that cover it and report it as their index, in window order: no atomics, no races, the same
 //! bits every run. Where the windows are disjoint, at most one window covers an element, so every
@@ -16,11 +16,14 @@ use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::ir::dialect::math::IsNanOp;
 use cubecl::prelude::*;
+use cubecl::std::FastDivmod;
 
 use super::{empty, launch_grid, storage_type};
 use crate::PoolPlan;
 
-/// The pool's windows as the kernels read them: three axes, leading ones of size 1.
+/// The pool's windows as the kernels read them: three axes, leading ones of size 1. Every size a
+/// kernel divides by comes twice, as a value and as a [`FastDivmod`] (a multiply and a shift
+/// computed on the host), so that no unit divides by a runtime size.
 #[derive(CubeLaunch, CubeType)]
 pub(super) struct PoolWindows {
     /// Elements of `x`.
@@ -31,13 +34,22 @@ pub(super) struct PoolWindows {
     in_plane: usize,
     /// Elements of one pooled plane.
     out_plane: usize,
+    /// `in_plane` and `out_plane` as divisors.
+    in_plane_div: FastDivmod<usize>,
+    out_plane_div: FastDivmod<usize>,
     /// Spatial sizes of `x`.
     input: Sequence<usize>,
     /// Spatial sizes of the pooled tensor: the number of windows on each axis.
     output: Sequence<usize>,
+    /// `input` and `output` as divisors.
+    input_div: Sequence<FastDivmod<usize>>,
+    output_div: Sequence<FastDivmod<usize>>,
     kernel: Sequence<usize>,
     stride: Sequence<usize>,
     dilation: Sequence<usize>,
+    /// `stride` and `dilation` as divisors.
+    stride_div: Sequence<FastDivmod<usize>>,
+    dilation_div: Sequence<FastDivmod<usize>>,
     /// Padding at the beginning of each axis.
     pad: Sequence<usize>,
 }
@@ -51,12 +63,12 @@ fn taps(w: usize, windows: &PoolWindows, #[comptime] axis: usize) -> (usize, usi
     let d = windows.dilation[axis];
     let mut first = 0;
     if start < pad {
-        first = (pad - start + d - 1) / d;
+        first = windows.dilation_div.index(axis).div(pad - start + d - 1);
     }
     let limit = pad + windows.input[axis];
     let mut end = 0;
     if start < limit {
-        end = (limit - start + d - 1) / d;
+        end = windows.dilation_div.index(axis).div(limit - start + d - 1);
     }
     if end > windows.kernel[axis] {
         end = windows.kernel[axis];
@@ -70,28 +82,30 @@ fn covering(c: usize, windows: &PoolWindows, #[comptime] axis: usize) -> (usize,
     let q = c + windows.pad[axis];
     let reach = (windows.kernel[axis] - 1) * windows.dilation[axis];
     let s = windows.stride[axis];
+    let stride = windows.stride_div.index(axis);
     let mut lo = 0;
     if q > reach {
-        lo = (q - reach + s - 1) / s;
+        lo = stride.div(q - reach + s - 1);
     }
-    let mut hi = q / s + 1;
+    let mut hi = stride.div(q) + 1;
     if hi > windows.output[axis] {
         hi = windows.output[axis];
     }
     (lo, hi)
 }
 
-/// The three coordinates of row-major position `local` in a plane of `sizes`.
+/// The three coordinates of row-major position `local` in a plane of the sizes `sizes` divide by.
 #[cube]
-fn coordinates(local: usize, sizes: &Sequence<usize>) -> (usize, usize, usize) {
-    let c2 = local % sizes[2];
-    let rest = local / sizes[2];
-    (rest / sizes[1], rest % sizes[1], c2)
+fn coordinates(local: usize, sizes: &Sequence<FastDivmod<usize>>) -> (usize, usize, usize) {
+    let (rest, c2) = sizes.index(2).div_mod(local);
+    let (c0, c1) = sizes.index(1).div_mod(rest);
+    (c0, c1, c2)
 }
 
-/// Whether `value` is NaN (the float-only IR operation: a `value != value` may be folded away).
+/// Whether `value` is NaN (the float-only IR operation: a `value != value` may be folded away;
+/// the caller emits it for float values only).
 #[cube]
-fn is_nan<F: Float>(value: F) -> bool {
+fn is_nan<N: Numeric>(value: N) -> bool {
     intrinsic!(|scope| {
         let value = value.read_value(scope);
         let is_nan = IsNanOp::new(scope.ctx_mut(), value);
@@ -99,21 +113,22 @@ fn is_nan<F: Float>(value: F) -> bool {
     })
 }
 
-/// The forward: every unit pools one window.
+/// The forward: every unit pools one window. `floats`: whether the values have NaNs to report.
 #[cube(launch_unchecked)]
-pub(super) fn max_pool_windows<F: Float, I: Int>(
-    x: &Tensor<F>,
-    values: &mut Tensor<F>,
+pub(super) fn max_pool_windows<N: Numeric, I: Int>(
+    x: &Tensor<N>,
+    values: &mut Tensor<N>,
     indices: &mut Tensor<I>,
     windows: PoolWindows,
-    #[define(F, I)] _dtypes: [ElemType; 2],
+    #[comptime] floats: bool,
+    #[define(N, I)] _dtypes: [ElemType; 2],
 ) {
     let o = ABSOLUTE_POS;
     if o >= windows.out_len {
         terminate!();
     }
-    let plane = o / windows.out_plane;
-    let (w0, w1, w2) = coordinates(o - plane * windows.out_plane, &windows.output);
+    let (plane, local) = windows.out_plane_div.div_mod(o);
+    let (w0, w1, w2) = coordinates(local, &windows.output_div);
     let (first0, count0) = taps(w0, &windows, 0usize);
     let (first1, count1) = taps(w1, &windows, 1usize);
     let (first2, count2) = taps(w2, &windows, 2usize);
@@ -129,7 +144,11 @@ pub(super) fn max_pool_windows<F: Float, I: Int>(
             for t2 in 0..count2 {
                 let at = row + t2 * windows.dilation[2];
                 let value = x[base + at];
-                if value > best || is_nan::<F>(value) {
+                let mut beats = value > best;
+                if floats {
+                    beats = beats || is_nan::<N>(value);
+                }
+                if beats {
                     best = value;
                     best_at = at;
                 }
@@ -154,9 +173,8 @@ pub(super) fn max_pool_gradient<F: Float, I: Int>(
     if p >= windows.in_len {
         terminate!();
     }
-    let plane = p / windows.in_plane;
-    let local = p - plane * windows.in_plane;
-    let (c0, c1, c2) = coordinates(local, &windows.input);
+    let (plane, local) = windows.in_plane_div.div_mod(p);
+    let (c0, c1, c2) = coordinates(local, &windows.input_div);
     let (lo0, hi0) = covering(c0, &windows, 0usize);
     let (lo1, hi1) = covering(c1, &windows, 1usize);
     let (lo2, hi2) = covering(c2, &windows, 2usize);
@@ -178,8 +196,9 @@ pub(super) fn max_pool_gradient<F: Float, I: Int>(
 }
 
 /// Whether the kernels address `plan`: at most three spatial axes (the kernels are written for
-/// three), every position they compute fits 32 bits, and indices inside each plane (the kernels
-/// do not write global ones).
+/// three), every position and padded extent they compute below `2^31` (a [`FastDivmod`] is exact
+/// for dividends below it, whatever the device's address width), and indices inside each plane
+/// (the kernels do not write global ones).
 pub(crate) fn addresses(plan: &PoolPlan) -> bool {
     let Some(axes) = plan.axes3() else {
         return false;
@@ -200,9 +219,13 @@ pub(crate) fn addresses(plan: &PoolPlan) -> bool {
         .unwrap_or(0);
     [len(plan.input_shape()), len(plan.output_shape())]
         .into_iter()
-        .all(|n| n.is_some_and(|n| n < u32::MAX as usize))
-        && padded < u128::from(u32::MAX)
+        .all(|n| n.is_some_and(|n| n < DIVIDEND_LIMIT))
+        && padded < DIVIDEND_LIMIT as u128
 }
+
+/// The bound on every dividend of the kernels: `FastDivmod` adds the dividend to a product's high
+/// word, which stays within 32 bits below it.
+const DIVIDEND_LIMIT: usize = 1 << 31;
 
 /// Panics, naming the plan, unless the kernels address it ([`addresses`]): the host check that
 /// keeps every unchecked launch below in bounds.
@@ -211,7 +234,7 @@ fn assert_addressed(op: &str, plan: &PoolPlan) {
     assert!(
         addresses(plan),
         "UnpoolBackend::{op} on a CubeCL device: the GPU kernels take pools of 1 to 3 spatial \
-         axes addressing up to u32::MAX - 1 elements, indices inside each plane; got a pool of {} \
+         axes addressing fewer than 2^31 elements, indices inside each plane; got a pool of {} \
          spatial axes of {:?} into {:?}, {} indices (the tensor functions run such pools with the \
          portable composition)",
         plan.axes().len(),
@@ -235,23 +258,35 @@ fn windows(plan: &PoolPlan) -> PoolWindowsLaunch {
         axes.iter().for_each(|axis| sequence.push(value(axis)));
         sequence
     };
+    let divisors = |value: fn(&crate::pool::AxisWindows) -> usize| {
+        let mut sequence = SequenceArg::<FastDivmod<usize>>::new();
+        axes.iter().for_each(|axis| sequence.push(value(axis)));
+        sequence
+    };
     let in_len = plan.input_shape().iter().product();
     let out_len = plan.output_shape().iter().product();
+    let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
     PoolWindowsLaunch::new(
         in_len,
         out_len,
-        plan.input_plane_len(),
-        plan.output_plane_len(),
+        in_plane,
+        out_plane,
+        in_plane,
+        out_plane,
         sequence(|axis| axis.input),
         sequence(|axis| axis.outputs),
+        divisors(|axis| axis.input),
+        divisors(|axis| axis.outputs),
         sequence(|axis| axis.kernel),
         sequence(|axis| axis.stride),
         sequence(|axis| axis.dilation),
+        divisors(|axis| axis.stride),
+        divisors(|axis| axis.dilation),
         sequence(|axis| axis.padding_begin),
     )
 }
 
-/// The pooled values and their indices.
+/// The pooled values (of any float or integer dtype) and their indices.
 pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTensor) {
     plan.assert_input("max_pool_with_indices", &x.shape());
     assert_addressed("max_pool_with_indices", plan);
@@ -264,10 +299,11 @@ pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTenso
     }
     let x = into_contiguous(x);
     let dtypes = [storage_type(x.dtype), storage_type(indices.dtype)];
+    let floats = x.dtype.is_float();
     let (cube_dim, count) = launch_grid(&values, units);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
-    // position fits 32 bits; `assert_input` that `x` has the plan's shape. One unit per pooled
-    // element, units past `out_len` stop at once; every window has at least one input element
+    // position is below 2^31 (so every `FastDivmod` is exact); `assert_input` that `x` has the
+    // plan's shape. One unit per pooled element, units past `out_len` stop at once; every window has at least one input element
     // (the plan's check), and every position read lies inside its plane of `x`.
     unsafe {
         max_pool_windows::launch_unchecked(
@@ -278,6 +314,7 @@ pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTenso
             values.clone().into_tensor_arg(),
             indices.clone().into_tensor_arg(),
             windows(plan),
+            floats,
             dtypes,
         );
     }
@@ -301,8 +338,8 @@ pub(super) fn max_pool_backward(
     let dtypes = [storage_type(grad.dtype), storage_type(indices.dtype)];
     let (cube_dim, count) = launch_grid(&dx, units);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
-    // position fits 32 bits; `checked_pool_input_shape` that `grad` and `indices` have the
-    // pooled shape. One unit per element of `x`, units past `in_len` stop at once; the windows a
+    // position is below 2^31 (so every `FastDivmod` is exact); `checked_pool_input_shape` that
+    // `grad` and `indices` have the pooled shape. One unit per element of `x`, units past `in_len` stop at once; the windows a
     // unit reads are clamped to the pooled plane, which holds `out_plane` elements.
     unsafe {
         max_pool_gradient::launch_unchecked(
@@ -339,6 +376,15 @@ mod tests {
         // The kernels address three axes: a fourth would be read as if it were not there.
         assert!(!addresses(&plan::<4>(&[1, 2, 4, 4, 4, 4])));
         assert!(!addresses(&plan::<6>(&[1, 1, 2, 2, 2, 2, 2, 2])));
+    }
+
+    /// Every dividend stays below 2^31, where `FastDivmod` is exact: a plane of 2^31 elements
+    /// goes to the composition.
+    #[test]
+    fn the_kernels_divide_positions_below_two_to_the_31() {
+        assert!(addresses(&plan::<2>(&[1, 1, 1 << 15, (1 << 16) - 2])));
+        assert!(!addresses(&plan::<2>(&[1, 1, 1 << 15, 1 << 16])));
+        assert!(!addresses(&plan::<1>(&[2, 1, 1 << 30])));
     }
 
     /// The kernels write indices inside each plane: a plan asking for global ones (ONNX's, which
