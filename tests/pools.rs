@@ -241,9 +241,11 @@ fn integer_volumes_pool_through_the_onnx_entry_with_global_indices() {
 }
 
 /// `max_pool_onnx` of `attributes` over `shape` on this crate's kernels against the composition,
-/// bit for bit, on every device: values with ties, NaN, infinities and signed zeros, indices, and
-/// the gradient under autodiff.
+/// bit for bit, on every device: float values with ties, NaN, infinities and signed zeros, and
+/// integer values of every integer dtype the device computes with (ties, and each dtype's
+/// extremes in 8 bits); indices, and the gradient under autodiff.
 fn onnx_pool_on_both_routes<const R: usize>(shape: [usize; R], attributes: &MaxPoolAttributes) {
+    onnx_integer_pool_on_both_routes(shape, attributes);
     let palette = [
         3.0,
         -1.0,
@@ -294,6 +296,52 @@ fn onnx_pool_on_both_routes<const R: usize>(shape: [usize; R], attributes: &MaxP
             &gradient(true),
             &format!("{context}: gradient"),
         );
+    }
+}
+
+/// The integer half of [`onnx_pool_on_both_routes`].
+fn onnx_integer_pool_on_both_routes<const R: usize>(
+    shape: [usize; R],
+    attributes: &MaxPoolAttributes,
+) {
+    let palette: [i64; 9] = [3, -1, 0, 3, 120, -128, 7, -2, 127];
+    let len: usize = shape.iter().product();
+    let dtypes = [
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U64,
+        DType::U32,
+        DType::U16,
+        DType::U8,
+    ];
+    for (name, device) in devices_holding(R) {
+        for dtype in dtypes.into_iter().filter(|&d| device.supports_dtype(d)) {
+            let context = format!("{shape:?} {attributes:?} as {dtype:?} on {name}");
+            // Unsigned dtypes hold the palette moved up by 128: 0 to 255.
+            let shift = if matches!(dtype, DType::I64 | DType::I32 | DType::I16 | DType::I8) {
+                0
+            } else {
+                128
+            };
+            let values: Vec<i64> = (0..len)
+                .map(|i| palette[(i * 7 + i / 5) % palette.len()] + shift)
+                .collect();
+            let data = TensorData::new(values, shape).convert_dtype(dtype);
+            let x = Tensor::<R, Int>::from_data(data, (&device, dtype));
+            let (y, indices) = max_pool_onnx(x.clone(), attributes);
+            let (expected_y, expected_indices) =
+                burn_unpool::diagnostics::with_composition(|| max_pool_onnx(x, attributes));
+            assert_eq!(y.dtype(), dtype, "{context}: value dtype");
+            assert_eq!(y.into_data(), expected_y.into_data(), "{context}: values");
+            assert_eq!(indices.dtype(), DType::I64, "{context}: index dtype");
+            assert_eq!(
+                indices.into_data(),
+                expected_indices.into_data(),
+                "{context}: indices"
+            );
+        }
     }
 }
 

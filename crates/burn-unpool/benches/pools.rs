@@ -1,6 +1,6 @@
-//! Medians of the max pools with indices: this crate's pools (and its ONNX `MaxPool`) beside
-//! Burn's own `max_pool2d_with_indices` (2-d, at the SegNet encoder shapes) and beside the composition of
-//! Burn tensor ops that devices without kernels run (3-d, volumetric shapes), forward and
+//! Medians of the max pools with indices: this crate's pools (and its ONNX `MaxPool`, of f32 and
+//! of i32 values) beside Burn's own `max_pool2d_with_indices` (2-d, at the SegNet encoder shapes)
+//! and beside the composition of Burn tensor ops that devices without kernels run (3-d, volumetric shapes), forward and
 //! forward + backward (autodiff: the pool, then `backward()` of its values). Printed as a table,
 //! or JSON lines with `--json`, which `compare_peers.py --pools` reads beside PyTorch.
 //!
@@ -18,7 +18,7 @@ mod support;
 
 use burn::tensor::module;
 use burn::tensor::ops::MaxPoolOptions;
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{DType, Device, Tensor, TensorData};
 use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
 use burn_unpool::{bench_support, max_pool_with_indices};
 use support::{Args, Mode};
@@ -130,6 +130,26 @@ fn onnx2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
     pooled
 }
 
+/// ONNX `MaxPool` of i32 values (an integer model's pool), forward only (integers have no
+/// gradient), timed apart from the float pools: the same kernels, another value type.
+fn time_onnx_int(args: &Args, workload: &Workload, backend: &str, device: &Device) {
+    let x = workload.x::<4>(device).int().cast(DType::I32);
+    let attributes = MaxPoolAttributes::new(vec![workload.kernel; 2])
+        .with_strides(vec![workload.stride; 2])
+        .with_pads(vec![workload.padding; 4]);
+    let forward = || max_pool_onnx(x.clone(), &attributes);
+    drop(forward());
+    let ms = time_mode(args, device, Mode::Latency, &forward);
+    report(
+        args,
+        workload,
+        "onnx_int_forward",
+        backend,
+        Mode::Latency,
+        ms,
+    );
+}
+
 fn burn2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
     module::max_pool2d_with_indices(x, w.options::<2>()).0
 }
@@ -219,6 +239,7 @@ fn main() {
                     &pools_2d,
                     &[Mode::Latency],
                 );
+                time_onnx_int(&args, workload, backend, &device);
             }
         }
     }

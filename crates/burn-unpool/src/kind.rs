@@ -5,8 +5,8 @@ use burn::tensor::DispatchTensor;
 use burn::tensor::kind::Ordered;
 use burn::tensor::{Bool, Float, Int, Tensor};
 
-use crate::UnpoolPlan;
 use crate::backend::UnpoolBackend;
+use crate::{PoolPlan, UnpoolPlan};
 
 /// The kinds of tensor [`max_unpool`](crate::max_unpool) takes: [`Float`] values of every float
 /// dtype (differentiable) and [`Int`] values of every integer dtype (i64 to u8; no gradient, as
@@ -33,6 +33,12 @@ pub(crate) mod sealed {
             plan: UnpoolPlan,
         ) -> DispatchTensor;
 
+        /// The pool with indices on the dispatch backend: the values and the indices.
+        fn max_pool_with_indices(
+            x: DispatchTensor,
+            plan: PoolPlan,
+        ) -> (DispatchTensor, DispatchTensor);
+
         /// Where `values` are NaN, for the kinds that have NaNs: a pool reports them as maxima.
         fn nan_mask<const D: usize>(values: Tensor<D, Self>) -> Option<Tensor<D, Bool>>;
     }
@@ -44,6 +50,13 @@ pub(crate) mod sealed {
             plan: UnpoolPlan,
         ) -> DispatchTensor {
             <Dispatch as UnpoolBackend>::max_unpool(x, indices, plan)
+        }
+
+        fn max_pool_with_indices(
+            x: DispatchTensor,
+            plan: PoolPlan,
+        ) -> (DispatchTensor, DispatchTensor) {
+            <Dispatch as UnpoolBackend>::max_pool_with_indices(x, plan)
         }
 
         fn nan_mask<const D: usize>(values: Tensor<D, Self>) -> Option<Tensor<D, Bool>> {
@@ -58,6 +71,13 @@ pub(crate) mod sealed {
             plan: UnpoolPlan,
         ) -> DispatchTensor {
             <Dispatch as UnpoolBackend>::max_unpool_int(x, indices, plan)
+        }
+
+        fn max_pool_with_indices(
+            x: DispatchTensor,
+            plan: PoolPlan,
+        ) -> (DispatchTensor, DispatchTensor) {
+            <Dispatch as UnpoolBackend>::max_pool_with_indices_int(x, plan)
         }
 
         fn nan_mask<const D: usize>(_values: Tensor<D, Self>) -> Option<Tensor<D, Bool>> {

@@ -1,12 +1,12 @@
 //! The public max pools with indices: Burn's 1-d and 2-d signatures and a 3-d pool Burn lacks,
 //! with PyTorch's rules on every device, run by this crate's kernels where the device has them.
 
-use burn::backend::Dispatch;
 use burn::tensor::kind::Basic;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Device, Int, Tensor};
 
-use crate::backend::{Kernels, UnpoolBackend};
+use crate::UnpoolKind;
+use crate::backend::Kernels;
 use crate::composed::pool::{IndexOrder, max_pool as composed_max_pool};
 use crate::error::or_panic_with;
 use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec, pool_index_dtype};
@@ -136,13 +136,13 @@ fn pool_on_route<const R: usize>(
     }
 }
 
-/// `plan` run by this crate's kernels, which run it on `x`'s device ([`runs_kernels`]).
-pub(crate) fn pool_on_kernels<const R: usize>(
-    x: Tensor<R>,
+/// `plan` run on `x` (float or integer values) by this crate's kernels, which run it on `x`'s
+/// device ([`runs_kernels`]).
+pub(crate) fn pool_on_kernels<const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
     plan: PoolPlan,
-) -> (Tensor<R>, Tensor<R, Int>) {
-    let (values, indices) =
-        <Dispatch as UnpoolBackend>::max_pool_with_indices(x.into_dispatch(), plan);
+) -> (Tensor<R, K>, Tensor<R, Int>) {
+    let (values, indices) = K::max_pool_with_indices(x.into_dispatch(), plan);
     (
         Tensor::from_dispatch(values),
         Tensor::from_dispatch(indices),

@@ -180,6 +180,10 @@ impl<B: UnpoolBackend, C: CheckpointStrategy> UnpoolBackend for Autodiff<B, C> {
         B::max_unpool_int(x, indices, plan)
     }
 
+    fn max_pool_with_indices_int(x: Int<Self>, plan: PoolPlan) -> (Int<Self>, Int<Self>) {
+        B::max_pool_with_indices_int(x, plan)
+    }
+
     fn max_unpool_backward(grad: Float<Self>, indices: Int<Self>, plan: UnpoolPlan) -> Float<Self> {
         apply::<B, C>(Direction::Backward, grad, indices, plan)
     }

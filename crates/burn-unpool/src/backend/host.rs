@@ -55,6 +55,10 @@ macro_rules! host_backend {
                 $crate::backend::host::pool_on_host(x, plan, $view, $wrap)
             }
 
+            fn max_pool_with_indices_int(x: $tensor, plan: $crate::PoolPlan) -> ($tensor, $tensor) {
+                $crate::backend::host::pool_on_host(x, plan, $view, $wrap)
+            }
+
             fn max_pool_with_indices_backward(
                 grad: $tensor,
                 indices: $tensor,

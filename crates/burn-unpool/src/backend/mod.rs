@@ -111,6 +111,14 @@ pub trait UnpoolBackend: Backend {
         plan: PoolPlan,
     ) -> (FloatTensor<Self>, IntTensor<Self>);
 
+    /// [`max_pool_with_indices`](UnpoolBackend::max_pool_with_indices) for integer values (no
+    /// gradient): the first maximum of each window in scan order.
+    #[fusion(meta = pool_outputs)]
+    fn max_pool_with_indices_int(
+        x: IntTensor<Self>,
+        plan: PoolPlan,
+    ) -> (IntTensor<Self>, IntTensor<Self>);
+
     /// The gradient of the pool's `x` for the pooled values' gradient `grad`: each window's
     /// gradient added at its index (written once where the windows are disjoint), in a fixed
     /// order, so every run gives the same bits.

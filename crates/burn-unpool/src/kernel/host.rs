@@ -71,22 +71,24 @@ macro_rules! match_type {
     };
 }
 
-/// Binds `$T` to the float type of the pool's `$values` and `$I` to the index type of `$indices`
-/// (both dtypes) and evaluates `$body`: the pools compare values, so they take each float type
-/// itself, and positions inside a plane, so 32- or 64-bit indices (the plan's rule).
+/// Binds `$T` to the value type of the pool's `$values`, one of those listed, and `$I` to the
+/// index type of `$indices` (both dtypes) and evaluates `$body`: the pools compare values, so they
+/// take each value type itself, and positions inside a plane, so 32- or 64-bit indices (the plan's
+/// rule).
 macro_rules! with_pool_types {
-    ($op:literal, $values:expr, $indices:expr, |$T:ident, $I:ident| $body:expr) => {{
+    ($op:literal, $values:expr, [$($variant:ident => $ty:ty),*], $indices:expr, |$T:ident, $I:ident| $body:expr) => {{
         let (values, indices) = ($values, $indices);
         let unsupported = || -> ! {
             panic!(
-                "{}: unsupported element types: values {values:?} (F32, F64, F16 or BF16) with \
-                 indices {indices:?} (I32, I64, U32 or U64)",
-                $op
+                "{}: unsupported element types: values {values:?} ({}) with indices {indices:?} \
+                 (I32, I64, U32 or U64)",
+                $op,
+                stringify!($($variant),*)
             )
         };
         match_type!(values, $T, {
             match_type!(indices, $I, $body, unsupported(), [I32 => i32, I64 => i64, U32 => u32, U64 => u64])
-        }, unsupported(), [F32 => f32, F64 => f64, F16 => f16, BF16 => bf16])
+        }, unsupported(), [$($variant => $ty),*])
     }};
 }
 
@@ -161,10 +163,13 @@ pub(crate) fn winners(
     with_index_type!(indices, |I| super::winners::<I>(&indices.elements(), plan))
 }
 
-/// The pool of `x` on the host: the values and the indices (of `plan.index_dtype()`).
+/// The pool of `x` (float or integer values) on the host: the values and the indices (of `plan.index_dtype()`).
 pub(crate) fn run_pool(x: HostTensor<'_>, plan: &PoolPlan) -> (TensorData, TensorData) {
     let shape = plan.output_shape().to_vec();
-    with_pool_types!("max_pool", x.dtype, plan.index_dtype(), |T, I| {
+    with_pool_types!("max_pool", x.dtype, [
+        F32 => f32, F64 => f64, F16 => f16, BF16 => bf16,
+        I64 => i64, I32 => i32, I16 => i16, I8 => i8, U64 => u64, U32 => u32, U16 => u16, U8 => u8
+    ], plan.index_dtype(), |T, I| {
         let (values, indices) = or_panic(max_pool::<T, I>(&x.elements::<T>(), plan));
         (
             TensorData::new(values, shape.clone()),
@@ -179,7 +184,9 @@ pub(crate) fn run_pool_backward(
     indices: HostTensor<'_>,
     plan: &PoolPlan,
 ) -> TensorData {
-    with_pool_types!("max_pool_backward", grad.dtype, indices.dtype, |T, I| {
+    with_pool_types!("max_pool_backward", grad.dtype, [
+        F32 => f32, F64 => f64, F16 => f16, BF16 => bf16
+    ], indices.dtype, |T, I| {
         let dx = or_panic(max_pool_backward::<T, I>(
             &grad.elements::<T>(),
             &indices.elements::<I>(),

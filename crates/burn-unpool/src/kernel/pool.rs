@@ -1,5 +1,5 @@
 //! The CPU max pool with indices: one core for every rank (the last three axes in nested loops,
-//! any axes before them as lists of offsets) and every float dtype, parallel over output rows (a
+//! any axes before them as lists of offsets) and every float and integer dtype, parallel over output rows (a
 //! few tasks per thread, so that a batch of one still keeps every thread busy).
 //!
 //! Each window is scanned in row-major order from its first input element; an element replaces
@@ -37,6 +37,19 @@ macro_rules! float_values {
 }
 
 float_values!(f32, f64, f16, bf16);
+
+macro_rules! integer_values {
+    ($($int:ty),*) => {$(
+        impl PoolValue for $int {
+            #[inline(always)]
+            fn beats(self, max: Self) -> bool {
+                self > max
+            }
+        }
+    )*};
+}
+
+integer_values!(i64, i32, i16, i8, u64, u32, u16, u8);
 
 /// An index dtype the pool writes and reads back: a position inside one plane, or inside the
 /// tensor for a plan with global indices.

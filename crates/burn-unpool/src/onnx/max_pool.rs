@@ -175,37 +175,28 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     // ONNX's indices are int64, whatever the device's default integer.
     let plan = or_panic_with(PoolPlan::new(&dims, &spec, DType::I64));
     assert_value_dtype(&x);
-    if x.dtype().is_float() && matches!(order, IndexOrder::RowMajor) {
+    if matches!(order, IndexOrder::RowMajor) {
         // Where the kernels write ONNX's global indices themselves (this crate's CPU kernels),
         // no pass after them adds the plane offsets.
         let global = plan.clone().with_global_indices();
         if runs_kernels(&x.device(), &global) {
-            return float_pool_on_kernels(x, global);
+            return pool_on_kernels(x, global);
         }
     }
-    let (y, indices) = if x.dtype().is_float() && runs_kernels(&x.device(), &plan) {
-        // Where `max_pool_with_indices` runs this crate's kernels (they take float values):
-        // column-major indices are a transform of their row-major ones.
-        let (y, indices) = float_pool_on_kernels(x, plan);
+    let (y, indices) = if runs_kernels(&x.device(), &plan) {
+        // Where `max_pool_with_indices` runs this crate's kernels: column-major indices are a
+        // transform of their row-major ones.
+        let (y, indices) = pool_on_kernels(x, plan);
         let indices = match order {
             IndexOrder::RowMajor => indices,
             IndexOrder::ColumnMajor => row_major_to_column_major(indices, input_spatial),
         };
         (y, indices)
     } else {
-        // Integer values and devices without kernels: the composition, in either order.
+        // Devices without kernels: the composition, in either order.
         or_panic_with(max_pool(x, &spec, order, DType::I64))
     };
     let plane_len = dims[2..].iter().product();
     let indices = per_plane_to_global(indices, plane_len).cast(DType::I64);
     (y, indices)
-}
-
-/// `pool_on_kernels` for `x` of any kind whose dtype is a float (the caller checked it).
-fn float_pool_on_kernels<const R: usize, K: UnpoolKind>(
-    x: Tensor<R, K>,
-    plan: PoolPlan,
-) -> (Tensor<R, K>, Tensor<R, Int>) {
-    let (y, indices) = pool_on_kernels(Tensor::<R>::from_dispatch(x.into_dispatch()), plan);
-    (Tensor::from_dispatch(y.into_dispatch()), indices)
 }

@@ -48,6 +48,10 @@ impl UnpoolBackend for CubeBackend {
         pool::max_pool(x, &plan)
     }
 
+    fn max_pool_with_indices_int(x: CubeTensor, plan: PoolPlan) -> (CubeTensor, CubeTensor) {
+        pool::max_pool(x, &plan)
+    }
+
     fn max_pool_with_indices_backward(
         grad: CubeTensor,
         indices: CubeTensor,
