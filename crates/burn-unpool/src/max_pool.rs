@@ -163,7 +163,8 @@ pub(crate) fn assert_value_dtype<const R: usize, K: Basic>(x: &Tensor<R, K>) {
     }
 }
 
-/// The checked plan of `pool` over an input of `shape` on `device`, with the indices' dtype.
+/// The checked plan of `pool` over an input of `shape` on `device`, with the indices' dtype (built
+/// once per shape and pool: [`PoolPlan::cached`]).
 pub(crate) fn plan_pool(
     shape: &[usize],
     pool: &PoolSpec,
@@ -172,7 +173,7 @@ pub(crate) fn plan_pool(
     let plane_len = shape.get(2..).map_or(0, |spatial| {
         spatial.iter().fold(1usize, |n, &d| n.saturating_mul(d))
     });
-    PoolPlan::new(shape, pool, pool_index_dtype(device, plane_len)?)
+    PoolPlan::cached(shape, pool, pool_index_dtype(device, plane_len)?)
 }
 
 /// Whether the backend's own pool kernels run `plan` on `device`.

@@ -173,7 +173,7 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
         _ => IndexOrder::RowMajor,
     };
     // ONNX's indices are int64, whatever the device's default integer.
-    let plan = or_panic_with(PoolPlan::new(&dims, &spec, DType::I64));
+    let plan = or_panic_with(PoolPlan::cached(&dims, &spec, DType::I64));
     assert_value_dtype(&x);
     if matches!(order, IndexOrder::RowMajor) {
         // Where the kernels write ONNX's global indices themselves (this crate's CPU kernels),

@@ -5,6 +5,7 @@ mod error;
 mod index_dtype;
 mod indices;
 mod plan;
+mod plan_cache;
 
 pub(crate) use error::PoolError;
 pub(crate) use index_dtype::pool_index_dtype;
