@@ -15,6 +15,7 @@ use bytemuck::Pod;
 use rayon::prelude::*;
 
 use super::buffer::{written_buffer, zeroed_buffer};
+use super::{min_pieces_per_task, runs_sequentially};
 use crate::error::UnpoolError;
 use crate::pool::{AxisWindows, PoolPlan};
 
@@ -256,9 +257,14 @@ fn scan_block<T: PoolValue, const D: usize, const R: usize, const W: usize>(
 }
 
 /// Output rows per parallel task: whole planes when there are many, else slices of planes, so
-/// that a batch of one or a few channels still keeps every thread busy.
-fn rows_per_task(total_rows: usize) -> usize {
+/// that a batch of one or a few channels still keeps every thread busy; every row in one task
+/// when the pool reads few elements in all (`reads`), so that a small pool runs on the calling
+/// thread.
+fn rows_per_task(total_rows: usize, reads: usize) -> usize {
     const TASKS_PER_THREAD: usize = 4;
+    if runs_sequentially(reads) {
+        return total_rows.max(1);
+    }
     total_rows
         .div_ceil(rayon::current_num_threads() * TASKS_PER_THREAD)
         .max(1)
@@ -274,7 +280,9 @@ pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
     let shape = plan.output_shape();
     let row_len = windows.row_len();
     let total_rows = plan.planes() * windows.rows();
-    let chunk = rows_per_task(total_rows) * row_len;
+    let window_len: usize = plan.axes().iter().map(|axis| axis.kernel).product();
+    let reads = total_rows * row_len * window_len;
+    let chunk = rows_per_task(total_rows, reads) * row_len;
     let mut indices = Vec::new();
     // Every element of both buffers is written: each output row is one task's (the rows of all
     // tasks cover the output), and each cell of a row gets its window's maximum.
@@ -310,7 +318,9 @@ pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     if dx.is_empty() || out_plane == 0 {
         return Ok(dx);
     }
+    let min_planes = min_pieces_per_task(dx.len() + grad.len());
     dx.par_chunks_mut(in_plane)
+        .with_min_len(min_planes)
         .zip(grad.par_chunks(out_plane))
         .zip(indices.par_chunks(out_plane))
         .enumerate()
@@ -323,4 +333,45 @@ pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
             }
         });
     Ok(dx)
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::DType;
+    use burn::tensor::ops::MaxPoolOptions;
+
+    use super::{max_pool, max_pool_backward};
+    use crate::kernel::runs_sequentially;
+    use crate::pool::{PoolPlan, PoolSpec};
+
+    /// A tensor large enough for the thread pool gives, plane by plane, what each plane gives
+    /// alone on the calling thread: the split of the work changes no value, index or gradient.
+    #[test]
+    fn the_parallel_split_gives_what_each_plane_gives_alone() {
+        let pool = PoolSpec::from_pool(&MaxPoolOptions::new([3, 3]).with_stride([2, 2]));
+        let (planes, plane) = (6, [45, 61]);
+        let plane_len = plane[0] * plane[1];
+        let x: Vec<f32> = (0..planes * plane_len)
+            .map(|i| ((i * 7919) % 1009) as f32 - ((i % 3) as f32) * 0.5)
+            .collect();
+        let whole = PoolPlan::new(&[2, 3, plane[0], plane[1]], &pool, DType::I64).unwrap();
+        let single = PoolPlan::new(&[1, 1, plane[0], plane[1]], &pool, DType::I64).unwrap();
+        assert!(!runs_sequentially(x.len()) && runs_sequentially(plane_len));
+        let (values, indices) = max_pool::<f32, i64>(&x, &whole).unwrap();
+        let grad: Vec<f32> = (0..values.len()).map(|i| (i % 5) as f32 - 2.0).collect();
+        let dx = max_pool_backward::<f32, i64>(&grad, &indices, &whole).unwrap();
+        let out_len = single.output_plane_len();
+        for p in 0..planes {
+            let x = &x[p * plane_len..][..plane_len];
+            let (v, i) = max_pool::<f32, i64>(x, &single).unwrap();
+            assert_eq!(v, values[p * out_len..][..out_len], "values of plane {p}");
+            assert_eq!(i, indices[p * out_len..][..out_len], "indices of plane {p}");
+            let g = max_pool_backward::<f32, i64>(&grad[p * out_len..][..out_len], &i, &single);
+            assert_eq!(
+                g.unwrap(),
+                dx[p * plane_len..][..plane_len],
+                "gradient of plane {p}"
+            );
+        }
+    }
 }
