@@ -18,7 +18,8 @@ With `--pools`, the max pools with indices instead: burn-unpool's pools (the `po
 NdArray) beside Burn's own `max_pool2d_with_indices` on the same devices and PyTorch CPU
 `max_pool2d`/`max_pool3d(return_indices=True)` with as many threads, forward and forward + autograd
 backward, at the SegNet encoder shapes (2-d) and at volumetric shapes (3-d, beside the composition of
-Burn tensor ops the crate runs on devices without kernels).
+Burn tensor ops the crate runs on devices without kernels); and ONNX `MaxPool` with `Indices`
+(`max_pool_onnx`, f32 and i32 values) beside `max_pool_with_indices` from the same bench run.
 
 "copy" is the memory anchor, timed in the same run: one thread copying as many bytes as the op
 reads and writes (the `timings` bench's `copy_same_bytes` for unpooling; numpy's `copyto` for the
@@ -264,6 +265,21 @@ def pools_table(args):
             cells = [name, key, pair("ours_forward"), pair("burn_forward"), f"{tf:.2f}", f"{bf / of:.2f}x",
                      f"{tf / of:.2f}x", f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("burn_forward_backward"), f"{tfb:.2f}",
                      f"{bfb / ofb:.2f}x", f"{tfb / ofb:.2f}x"]
+            print("| " + " | ".join(cells) + " |")
+    header = ("shape", "x", "max_pool_with_indices", "max_pool_onnx f32", "onnx/ours", "max_pool_onnx i32",
+              "i32/f32")
+    print()
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for batch in [int(b) for b in args.batches.split(",")]:
+        for name, c, h, w in POOL_STAGES:
+            key = dims((batch, c, h, w)).replace(",", ", ")
+            m = lambda what, backend: mine[(key, what, backend)]
+            pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
+            best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
+            cells = [name, key, pair("ours_forward"), pair("onnx_forward"),
+                     f'{best("onnx_forward") / best("ours_forward"):.2f}x', pair("onnx_int_forward"),
+                     f'{best("onnx_int_forward") / best("onnx_forward"):.2f}x']
             print("| " + " | ".join(cells) + " |")
     header = ("shape", "x", "pool", "ours fwd", "composed fwd", "torch fwd", "torch/ours", "copy", "ours/copy",
               "ours fwd+bwd", "composed fwd+bwd", "torch fwd+bwd", "torch/ours")
