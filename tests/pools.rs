@@ -13,8 +13,8 @@ use burn_unpool::{
     max_unpool3d,
 };
 use burn_unpool_tests::{
-    assert_bit_equal, data_from_bits, devices, devices_holding, on_both_routes, outcome,
-    recorded_cases, reference_forward, reference_targets,
+    INTEGER_DTYPES, assert_bit_equal, data_from_bits, devices, devices_holding, on_both_routes,
+    outcome, recorded_cases, reference_forward, reference_targets,
 };
 use serde::Deserialize;
 
@@ -306,18 +306,11 @@ fn onnx_integer_pool_on_both_routes<const R: usize>(
 ) {
     let palette: [i64; 9] = [3, -1, 0, 3, 120, -128, 7, -2, 127];
     let len: usize = shape.iter().product();
-    let dtypes = [
-        DType::I64,
-        DType::I32,
-        DType::I16,
-        DType::I8,
-        DType::U64,
-        DType::U32,
-        DType::U16,
-        DType::U8,
-    ];
     for (name, device) in devices_holding(R) {
-        for dtype in dtypes.into_iter().filter(|&d| device.supports_dtype(d)) {
+        for dtype in INTEGER_DTYPES
+            .into_iter()
+            .filter(|&d| device.supports_dtype(d))
+        {
             let context = format!("{shape:?} {attributes:?} as {dtype:?} on {name}");
             // Unsigned dtypes hold the palette moved up by 128: 0 to 255.
             let shift = if matches!(dtype, DType::I64 | DType::I32 | DType::I16 | DType::I8) {
