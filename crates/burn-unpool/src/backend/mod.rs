@@ -61,8 +61,9 @@ use crate::{PoolPlan, UnpoolPlan};
 /// options asked for the index check (a panic naming it), the GPU kernels skip it, so a caller who
 /// wants it reported there reads
 /// [`max_unpool_index_check`](UnpoolBackend::max_unpool_index_check) first, as the tensor
-/// functions do. The GPU kernels address up to `u32::MAX - 1` elements with indices read
-/// in the output plane; they panic on other plans, which the tensor functions route elsewhere.
+/// functions do. The GPU unpooling kernels address up to `u32::MAX - 1` elements with indices
+/// read in the output plane, the GPU pool kernels pools of 1 to 3 axes whose positions stay below
+/// 2^31; they panic on other plans, which the tensor functions route elsewhere.
 #[backend_extension(
     Flex: cfg(feature = "flex"),
     NdArray: cfg(feature = "ndarray"),

@@ -1,5 +1,5 @@
 //! A max pool of any rank made of Burn tensor ops, with the rules of the kernels, for what they do
-//! not serve (devices without them, integer values, ONNX's column-major indices): every window is
+//! not serve (devices without them, pools the GPU kernels do not address): every window is
 //! gathered, and its first maximum picked.
 //!
 //! The windows are laid out on the host once per call ([`Windows`]), from the shapes alone; the

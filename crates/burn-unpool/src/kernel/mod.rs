@@ -33,8 +33,8 @@ use crate::error::UnpoolError;
 use crate::{IndexLayout, UnpoolPlan};
 
 /// Work below this many elements runs on the calling thread: handing it to the thread pool costs
-/// more than the work (a pool of one 4 x 4 plane took 17-21 us per call through the thread pool,
-/// under 1 us without it, on a 2-core machine).
+/// more than the work (a pool of one 4 x 4 plane took 17-23 us per call through the thread pool,
+/// 0.9-1.6 us without it, on a 2-core machine).
 const SEQUENTIAL_ELEMENTS: usize = 1 << 14;
 
 /// Whether work over `elements` elements runs on the calling thread ([`SEQUENTIAL_ELEMENTS`]).

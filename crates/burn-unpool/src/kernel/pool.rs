@@ -281,7 +281,9 @@ pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
     let row_len = windows.row_len();
     let total_rows = plan.planes() * windows.rows();
     let window_len: usize = plan.axes().iter().map(|axis| axis.kernel).product();
-    let reads = total_rows * row_len * window_len;
+    let reads = total_rows
+        .saturating_mul(row_len)
+        .saturating_mul(window_len);
     let chunk = rows_per_task(total_rows, reads) * row_len;
     let mut indices = Vec::new();
     // Every element of both buffers is written: each output row is one task's (the rows of all

@@ -2,8 +2,9 @@
 //!
 //! The kernels never write outside the output and skip out-of-range indices; the checked tensor
 //! functions report those before the op runs, with
-//! [`UnpoolBackend::max_unpool_index_check`]. The kernels address plans of up to
-//! `u32::MAX - 1` elements whose indices are read in the output plane ([`addresses`]); the tensor
+//! [`UnpoolBackend::max_unpool_index_check`]. The unpooling kernels address plans of up to
+//! `u32::MAX - 1` elements whose indices are read in the output plane ([`addresses`]), the pool
+//! kernels pools of 1 to 3 axes whose positions stay below 2^31 ([`addresses_pool`]); the tensor
 //! functions run other plans with the portable composition.
 
 mod kernels;

@@ -22,8 +22,9 @@ use super::{empty, launch_grid, storage_type};
 use crate::PoolPlan;
 
 /// The pool's windows as the kernels read them: three axes, leading ones of size 1. Every size a
-/// kernel divides by comes twice, as a value and as a [`FastDivmod`] (a multiply and a shift
-/// computed on the host), so that no unit divides by a runtime size.
+/// kernel divides by comes twice, as a value and as a [`FastDivmod`] (a multiply-high and a shift
+/// computed on the host), so that no unit divides by a runtime size on devices with 64-bit
+/// integers; on others CubeCL's `FastDivmod` falls back to a division.
 #[derive(CubeLaunch, CubeType)]
 pub(super) struct PoolWindows {
     /// Elements of `x`.
@@ -234,9 +235,9 @@ fn assert_addressed(op: &str, plan: &PoolPlan) {
     assert!(
         addresses(plan),
         "UnpoolBackend::{op} on a CubeCL device: the GPU kernels take pools of 1 to 3 spatial \
-         axes addressing fewer than 2^31 elements, indices inside each plane; got a pool of {} \
-         spatial axes of {:?} into {:?}, {} indices (the tensor functions run such pools with the \
-         portable composition)",
+         axes whose positions and padded axis extents stay below 2^31, indices inside each \
+         plane; got a pool of {} spatial axes of {:?} into {:?}, {} indices (the tensor \
+         functions run such pools with the portable composition)",
         plan.axes().len(),
         plan.input_shape(),
         plan.output_shape(),
