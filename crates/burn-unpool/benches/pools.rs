@@ -1,8 +1,9 @@
-//! Medians of the max pools with indices: this crate's pools (and its ONNX `MaxPool`, of f32 and
-//! of i32 values) beside Burn's own `max_pool2d_with_indices` (2-d, at the SegNet encoder shapes)
-//! and beside the composition of Burn tensor ops that devices without kernels run (3-d, volumetric shapes), forward and
-//! forward + backward (autodiff: the pool, then `backward()` of its values). Printed as a table,
-//! or JSON lines with `--json`, which `compare_peers.py --pools` reads beside PyTorch.
+//! Medians of the max pools with indices: this crate's pools (and its ONNX `MaxPool`, of f32 and of
+//! i32 values) beside Burn's own `max_pool2d_with_indices` (2-d, at the SegNet encoder shapes) and
+//! beside the composition of Burn tensor ops that devices without kernels run (3-d, volumetric
+//! shapes), forward and forward + backward (autodiff: the pool, then `backward()` of its values).
+//! Printed as a table, or JSON lines with `--json`, which `compare_peers.py --pools` reads beside
+//! PyTorch.
 //!
 //! `cargo bench -p burn-unpool --features ndarray --bench pools -- [--json] [--batches 1,4,12] [--runs 7]
 //! [--only s1] [--calls 20] [--gpu]` (the options are described by `--help` after the `--`)
@@ -42,6 +43,13 @@ impl Workload {
         MaxPoolOptions::new([self.kernel; D])
             .with_stride([self.stride; D])
             .with_padding([self.padding; D])
+    }
+
+    /// The same pool as the attributes of an ONNX `MaxPool` node (2-d).
+    fn onnx_attributes(&self) -> MaxPoolAttributes {
+        MaxPoolAttributes::new(vec![self.kernel; 2])
+            .with_strides(vec![self.stride; 2])
+            .with_pads(vec![self.padding; 4])
     }
 
     fn x<const R: usize>(&self, device: &Device) -> Tensor<R> {
@@ -122,10 +130,7 @@ fn ours<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R>
 
 /// ONNX `MaxPool` with `Indices` (global int64 indices), as an imported model runs it.
 fn onnx2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
-    let attributes = MaxPoolAttributes::new(vec![w.kernel; 2])
-        .with_strides(vec![w.stride; 2])
-        .with_pads(vec![w.padding; 4]);
-    let (pooled, indices) = max_pool_onnx(x, &attributes);
+    let (pooled, indices) = max_pool_onnx(x, &w.onnx_attributes());
     drop(indices);
     pooled
 }
@@ -134,9 +139,7 @@ fn onnx2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
 /// gradient), timed apart from the float pools: the same kernels, another value type.
 fn time_onnx_int(args: &Args, workload: &Workload, backend: &str, device: &Device) {
     let x = workload.x::<4>(device).int().cast(DType::I32);
-    let attributes = MaxPoolAttributes::new(vec![workload.kernel; 2])
-        .with_strides(vec![workload.stride; 2])
-        .with_pads(vec![workload.padding; 4]);
+    let attributes = workload.onnx_attributes();
     let forward = || max_pool_onnx(x.clone(), &attributes);
     drop(forward());
     let ms = time_mode(args, device, Mode::Latency, &forward);

@@ -76,7 +76,10 @@ macro_rules! match_type {
 /// take each value type itself, and positions inside a plane, so 32- or 64-bit indices (the plan's
 /// rule).
 macro_rules! with_pool_types {
-    ($op:literal, $values:expr, [$($variant:ident => $ty:ty),*], $indices:expr, |$T:ident, $I:ident| $body:expr) => {{
+    (
+        $op:literal, $values:expr, [$($variant:ident => $ty:ty),*], $indices:expr,
+        |$T:ident, $I:ident| $body:expr
+    ) => {{
         let (values, indices) = ($values, $indices);
         let unsupported = || -> ! {
             panic!(
@@ -87,7 +90,9 @@ macro_rules! with_pool_types {
             )
         };
         match_type!(values, $T, {
-            match_type!(indices, $I, $body, unsupported(), [I32 => i32, I64 => i64, U32 => u32, U64 => u64])
+            match_type!(indices, $I, $body, unsupported(), [
+                I32 => i32, I64 => i64, U32 => u32, U64 => u64
+            ])
         }, unsupported(), [$($variant => $ty),*])
     }};
 }
@@ -163,7 +168,8 @@ pub(crate) fn winners(
     with_index_type!(indices, |I| super::winners::<I>(&indices.elements(), plan))
 }
 
-/// The pool of `x` (float or integer values) on the host: the values and the indices (of `plan.index_dtype()`).
+/// The pool of `x` (float or integer values) on the host: the values and the indices (of
+/// `plan.index_dtype()`).
 pub(crate) fn run_pool(x: HostTensor<'_>, plan: &PoolPlan) -> (TensorData, TensorData) {
     let shape = plan.output_shape().to_vec();
     with_pool_types!("max_pool", x.dtype, [

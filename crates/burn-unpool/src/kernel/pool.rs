@@ -1,6 +1,6 @@
 //! The CPU max pool with indices: one core for every rank (the last three axes in nested loops,
-//! any axes before them as lists of offsets) and every float and integer dtype, parallel over output rows (a
-//! few tasks per thread, so that a batch of one still keeps every thread busy).
+//! any axes before them as lists of offsets) and every float and integer dtype, parallel over
+//! output rows (a few tasks per thread, so that a batch of one still keeps every thread busy).
 //!
 //! Each window is scanned in row-major order from its first input element; an element replaces
 //! the running maximum when it is larger or NaN. So the index is the first maximum, or the last

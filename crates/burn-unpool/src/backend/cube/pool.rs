@@ -1,11 +1,11 @@
 //! The max pool with indices on CubeCL devices.
 //!
 //! Forward: one unit per pooled element scans its window's input elements from the first, as the
-//! CPU kernel does (larger or, for floats, NaN replaces), so the indices are the same on every device and each
-//! lies in its own window. Backward: one unit per input element adds the gradients of the windows
-//! that cover it and report it as their index, in window order: no atomics, no races, the same
-//! bits every run. Where the windows are disjoint, at most one window covers an element, so every
-//! element is written once with its window's gradient.
+//! CPU kernel does (larger or, for floats, NaN replaces), so the indices are the same on every
+//! device and each lies in its own window. Backward: one unit per input element adds the gradients
+//! of the windows that cover it and report it as their index, in window order: no atomics, no
+//! races, the same bits every run. Where the windows are disjoint, at most one window covers an
+//! element, so every element is written once with its window's gradient.
 
 // Kernel code rounds up by hand: `usize::div_ceil` has no CubeCL expansion.
 #![allow(clippy::manual_div_ceil)]
@@ -304,8 +304,9 @@ pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTenso
     let (cube_dim, count) = launch_grid(&values, units);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
     // position is below 2^31 (so every `FastDivmod` is exact); `assert_input` that `x` has the
-    // plan's shape. One unit per pooled element, units past `out_len` stop at once; every window has at least one input element
-    // (the plan's check), and every position read lies inside its plane of `x`.
+    // plan's shape. One unit per pooled element, units past `out_len` stop at once; every window
+    // has at least one input element (the plan's check), and every position read lies inside its
+    // plane of `x`.
     unsafe {
         max_pool_windows::launch_unchecked(
             &values.client,
@@ -340,8 +341,9 @@ pub(super) fn max_pool_backward(
     let (cube_dim, count) = launch_grid(&dx, units);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
     // position is below 2^31 (so every `FastDivmod` is exact); `checked_pool_input_shape` that
-    // `grad` and `indices` have the pooled shape. One unit per element of `x`, units past `in_len` stop at once; the windows a
-    // unit reads are clamped to the pooled plane, which holds `out_plane` elements.
+    // `grad` and `indices` have the pooled shape. One unit per element of `x`, units past
+    // `in_len` stop at once; the windows a unit reads are clamped to the pooled plane, which
+    // holds `out_plane` elements.
     unsafe {
         max_pool_gradient::launch_unchecked(
             &dx.client,
