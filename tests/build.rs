@@ -26,7 +26,8 @@ const POOL_MODELS: [&str; 4] = [
     "pool2d_uint8_storage_order_1",
 ];
 
-const TORCH_MODELS: [&str; 5] = [
+const TORCH_MODELS: [&str; 6] = [
+    "pool_edges",
     "segnet2d_odd",
     "segnet3d_ceil",
     "unpool1d_overlapping",
@@ -136,8 +137,9 @@ fn tensors(root: &Path) -> Value {
     json!(found)
 }
 
-/// `{"dtype": "F32", "shape": [...], "f32": [...]}` or `{..., "i64": [...]}`: float values of
-/// any width as f32 (exact), with the recorded dtype beside them.
+/// `{"dtype": "F32", "shape": [...], "f32_bits": [...]}` or `{..., "i64": [...]}`: float values of
+/// any width as the bits of f32 (exact; JSON has no NaN or infinity), with the recorded dtype
+/// beside them.
 fn tensor(path: &Path) -> Value {
     let bytes = fs::read(path).expect("a readable tensor");
     let proto = TensorProto::parse_from_bytes(&bytes).expect("a TensorProto");
@@ -146,7 +148,8 @@ fn tensor(path: &Path) -> Value {
     let shape = data.shape().to_vec();
     if data.dtype().is_float() {
         let values = data.convert::<f32>().to_f32_vec().expect("f32 values");
-        json!({"dtype": dtype, "shape": shape, "f32": values})
+        let bits: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
+        json!({"dtype": dtype, "shape": shape, "f32_bits": bits})
     } else {
         json!({"dtype": dtype, "shape": shape, "i64": data.convert::<i64>().to_i64_vec().expect("i64 values")})
     }

@@ -114,6 +114,7 @@ generated!(
 generated!(pool3d_same_lower, "onnxruntime/pool3d_same_lower.rs");
 generated!(pool1d_int8, "onnxruntime/pool1d_int8.rs");
 generated!(pool2d_uint8, "onnxruntime/pool2d_uint8_storage_order_1.rs");
+generated!(torch_pool_edges, "torch/pool_edges.rs");
 generated!(torch_segnet2d, "torch/segnet2d_odd.rs");
 generated!(torch_segnet3d, "torch/segnet3d_ceil.rs");
 generated!(torch_unpool1d, "torch/unpool1d_overlapping.rs");
@@ -123,10 +124,11 @@ generated!(dynamo_segnet3d, "torch/segnet3d_dynamo.rs");
 /// A recorded tensor, decoded from its `.pb` file by `build.rs`.
 #[derive(Deserialize)]
 struct Recorded {
-    /// The recorded element type, as Burn's `DType` prints it; float values are stored as f32.
+    /// The recorded element type, as Burn's `DType` prints it; float values are stored as the
+    /// bits of f32.
     dtype: String,
     shape: Vec<usize>,
-    f32: Option<Vec<f32>>,
+    f32_bits: Option<Vec<u32>>,
     i64: Option<Vec<i64>>,
 }
 
@@ -148,8 +150,11 @@ fn recorded(path: &str) -> &'static Recorded {
 
 fn data(path: &str) -> TensorData {
     let r = recorded(path);
-    match (&r.f32, &r.i64) {
-        (Some(v), _) => TensorData::new(v.clone(), r.shape.clone()),
+    match (&r.f32_bits, &r.i64) {
+        (Some(bits), _) => {
+            let values: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            TensorData::new(values, r.shape.clone())
+        }
         (_, Some(v)) => TensorData::new(v.clone(), r.shape.clone()),
         _ => panic!("{path} has no values"),
     }
@@ -391,6 +396,52 @@ fn models_exported_from_pytorch_match_onnx_runtime() {
             dynamo_segnet3d::Model::from_embedded(&device).forward(float(&input(case), &device));
         check(case, y, name);
     }
+}
+
+/// A PyTorch pool with indices that meets the edges (a window of -inf, windows holding NaN, ties,
+/// ceil-mode windows mostly in the padding) and its unpool, exported with the legacy exporter
+/// (`scripts/torch_pool_edges.py`): the imported model runs burn-unpool's pool and gives
+/// PyTorch's values, indices and unpooled output bit for bit on every device (Burn's own pool,
+/// which burn-onnx would run, skips NaN and leaves its windows; on wgpu it pools -inf to
+/// f32::MIN).
+#[test]
+fn a_pytorch_pool_at_the_edges_imports_with_pytorchs_values_and_indices() {
+    let case = "models/torch/pool_edges";
+    let expected = |i: usize| data(&format!("{case}/pytorch/output_{i}.pb"));
+    for (name, device) in devices() {
+        let x = float::<4>(&format!("{case}/inputs/input_0.pb"), &device);
+        let (y, indices, unpooled) = torch_pool_edges::Model::from_embedded(&device).forward(x);
+        assert_bit_equal(&y.into_data(), &expected(0), &format!("values on {name}"));
+        let indices = indices.into_data().convert::<i64>();
+        assert_eq!(indices, expected(1), "indices on {name}");
+        assert_bit_equal(
+            &unpooled.into_data(),
+            &expected(2),
+            &format!("unpooled on {name}"),
+        );
+    }
+}
+
+/// The generated code of PyTorch-exported models runs one pool per `MaxPool` the model has (no
+/// pass of the exporter's 1x1 base-offset pool over the activation, no activation-sized tensor
+/// for it) and no index arithmetic where the unpool takes the pool's indices.
+#[test]
+fn the_exporters_base_offset_pools_and_index_arithmetic_leave_no_pass() {
+    let count = |code: &str, call: &str| code.matches(call).count();
+    let segnet = include_str!(concat!(env!("OUT_DIR"), "/onnx/torch/segnet2d_odd.rs"));
+    assert_eq!(count(segnet, "max_pool_onnx("), 2, "{segnet}");
+    assert_eq!(count(segnet, "max_pool2d"), 0, "Burn's own pool:\n{segnet}");
+    assert_eq!(count(segnet, "with_pool_indices("), 2, "{segnet}");
+    // Neither the plane offsets nor the arithmetic around them survive: the unpools take the
+    // pools' indices.
+    assert_eq!(count(segnet, "plane_offsets("), 0, "{segnet}");
+    assert_eq!(count(segnet, ".arange("), 0, "{segnet}");
+    // Where the model also returns the per-plane indices, the offsets are computed from the
+    // shape, not pooled.
+    let edges = include_str!(concat!(env!("OUT_DIR"), "/onnx/torch/pool_edges.rs"));
+    assert_eq!(count(edges, "max_pool_onnx("), 1, "{edges}");
+    assert_eq!(count(edges, "plane_offsets("), 1, "{edges}");
+    assert_eq!(count(edges, "with_pool_indices("), 1, "{edges}");
 }
 
 /// A model whose weights are external (one `.onnx.data` file beside it, as PyTorch's dynamo

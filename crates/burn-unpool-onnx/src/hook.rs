@@ -10,7 +10,7 @@ use burn_onnx::ext::{
 
 pub use burn_unpool_shape::OutputShapeRule;
 
-use crate::node::{OutputShapeInput, UnpoolNode};
+use crate::node::{OutputShapeInput, PoolShape, UnpoolNode};
 use crate::rewrite::{DOMAIN, OP_TYPE};
 
 /// The burn-onnx [`CustomOp`] for `MaxUnpool` nodes moved to [`DOMAIN`] by
@@ -110,7 +110,11 @@ impl CustomOp for MaxUnpoolOp {
         let x = ctx.arg(&node.inputs[0]);
         let indices = ctx.arg(&node.inputs[1]);
         let output = arg_to_ident(&node.outputs[0]);
-        let attributes = attributes(&unpool, self.rule);
+        let pool_shape = match unpool.pool.as_ref().map(|p| &p.input_shape) {
+            Some(PoolShape::Shape) => Some(ctx.arg(&node.inputs[3])),
+            _ => None,
+        };
+        let attributes = attributes(&unpool, self.rule, pool_shape);
         let call = match unpool.output_shape {
             OutputShapeInput::Absent => quote! {
                 burn_unpool::onnx::max_unpool_onnx(#x, #indices, &#attributes, None)
@@ -141,8 +145,13 @@ impl CustomOp for MaxUnpoolOp {
     }
 }
 
-/// `burn_unpool::onnx::MaxUnpoolAttributes` for the node, as an expression.
-fn attributes(node: &UnpoolNode, rule: OutputShapeRule) -> TokenStream {
+/// `burn_unpool::onnx::MaxUnpoolAttributes` for the node, as an expression; `pool_shape` is the
+/// runtime shape of a traced pool's input.
+fn attributes(
+    node: &UnpoolNode,
+    rule: OutputShapeRule,
+    pool_shape: Option<TokenStream>,
+) -> TokenStream {
     let list = |values: &[usize]| {
         let values = values.iter().map(|&v| Literal::usize_unsuffixed(v));
         quote! { vec![#(#values),*] }
@@ -166,5 +175,24 @@ fn attributes(node: &UnpoolNode, rule: OutputShapeRule) -> TokenStream {
             .with_rule(burn_unpool::onnx::OutputShapeRule::IndicesInOutputShape)
         }),
     };
-    quote! { burn_unpool::onnx::MaxUnpoolAttributes::new(#kernel) #strides #pads #rule }
+    let pool = node.pool.as_ref().map(|pool| {
+        let stride = match pool.plane_stride {
+            Some(stride) => {
+                let stride = Literal::usize_unsuffixed(stride);
+                quote! { Some(#stride) }
+            }
+            None => quote! { None },
+        };
+        let source = match (&pool.input_shape, pool_shape) {
+            (PoolShape::Constant(shape), _) => {
+                let shape = shape.iter().map(|&d| Literal::usize_unsuffixed(d));
+                quote! { burn_unpool::onnx::PoolIndexSource::new(&[#(#shape),*], #stride) }
+            }
+            (PoolShape::Shape, shape) => {
+                quote! { burn_unpool::onnx::PoolIndexSource::from_i64(&#shape, #stride) }
+            }
+        };
+        quote! { .with_pool_indices(#source) }
+    });
+    quote! { burn_unpool::onnx::MaxUnpoolAttributes::new(#kernel) #strides #pads #rule #pool }
 }

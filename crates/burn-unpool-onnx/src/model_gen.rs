@@ -8,6 +8,8 @@ use burn_onnx::LoadStrategy;
 use onnx_ir::{Message, ModelProto};
 
 use crate::hook::{MaxUnpoolOp, OutputShapeRule};
+use crate::index_arithmetic::{IndexArithmetic, rewrite_index_arithmetic};
+use crate::plane_offsets_hook::PlaneOffsetsOp;
 use crate::pool_hook::MaxPoolOp;
 use crate::rewrite::{rewrite_max_pool, rewrite_max_unpool};
 
@@ -43,6 +45,7 @@ pub struct ModelGen {
     load_strategy: LoadStrategy,
     simplify: Option<bool>,
     partition: Option<bool>,
+    node_by_node: bool,
 }
 
 /// What one generation run did.
@@ -50,8 +53,11 @@ pub struct ModelGen {
 pub struct Report {
     /// How many `MaxUnpool` nodes were imported, over all inputs.
     pub max_unpool_nodes: usize,
-    /// `MaxPool` nodes imported through burn-unpool (3-d pools, integer inputs).
+    /// `MaxPool` nodes imported through burn-unpool (every pool with `Indices`, 3-d pools,
+    /// integer inputs).
     pub max_pool_nodes: usize,
+    /// What was recognised of PyTorch's index arithmetic, over all inputs.
+    pub index_arithmetic: IndexArithmetic,
     /// Build-time notes, e.g. a node whose `output_shape` makes the two rules differ.
     pub notes: Vec<String>,
 }
@@ -106,6 +112,17 @@ impl ModelGen {
         self
     }
 
+    /// Whether PyTorch's index arithmetic is recognised ([`rewrite_index_arithmetic`], on by
+    /// default). Off, every node imports as it is (the exporter's 1x1 base-offset pools run, the
+    /// indices reach each `MaxUnpool` through the model's arithmetic and are checked): for
+    /// comparisons, and as a way around a rewrite you doubt.
+    ///
+    /// [`rewrite_index_arithmetic`]: crate::rewrite_index_arithmetic
+    pub fn recognise_index_arithmetic(&mut self, recognise: bool) -> &mut Self {
+        self.node_by_node = !recognise;
+        self
+    }
+
     /// Runs from `build.rs`: writes below `$OUT_DIR/<out_dir>` and prints the notes as
     /// `cargo:warning`s.
     ///
@@ -148,7 +165,8 @@ impl ModelGen {
             .development(self.development)
             .load_strategy(self.load_strategy)
             .register_custom_op(hook.clone())
-            .register_custom_op(MaxPoolOp);
+            .register_custom_op(MaxPoolOp)
+            .register_custom_op(PlaneOffsetsOp);
         if let Some(simplify) = self.simplify {
             generator.simplify(simplify);
         }
@@ -156,10 +174,14 @@ impl ModelGen {
             generator.partition(partition);
         }
         let (mut max_unpool_nodes, mut max_pool_nodes) = (0, 0);
+        let mut index_arithmetic = IndexArithmetic::default();
         for input in &self.inputs {
-            let (staged, moved) = stage(input, &staging);
-            max_unpool_nodes += moved.0;
-            max_pool_nodes += moved.1;
+            let (staged, moved) = stage(input, &staging, !self.node_by_node);
+            max_unpool_nodes += moved.unpools;
+            max_pool_nodes += moved.pools;
+            index_arithmetic.plane_offsets += moved.arithmetic.plane_offsets;
+            index_arithmetic.traced_unpools += moved.arithmetic.traced_unpools;
+            index_arithmetic.removed_nodes += moved.arithmetic.removed_nodes;
             generator.input(staged.to_str().expect("a UTF-8 path"));
         }
         if from_script {
@@ -170,20 +192,32 @@ impl ModelGen {
         Report {
             max_unpool_nodes,
             max_pool_nodes,
+            index_arithmetic,
             notes: hook.notes(),
         }
     }
 }
 
-/// Writes `input` with its `MaxUnpool` nodes (and the `MaxPool` nodes burn-onnx cannot import)
-/// rewritten into `staging`, under the same file name
-/// (burn-onnx names the generated code after it).
-fn stage(input: &Path, staging: &Path) -> (PathBuf, (usize, usize)) {
+/// What staging one model rewrote.
+struct Staged {
+    unpools: usize,
+    pools: usize,
+    arithmetic: IndexArithmetic,
+}
+
+/// Writes `input` with PyTorch's index arithmetic recognised and its `MaxUnpool` and `MaxPool`
+/// nodes moved to burn-unpool's hooks into `staging`, under the same file name (burn-onnx names
+/// the generated code after it).
+fn stage(input: &Path, staging: &Path, arithmetic: bool) -> (PathBuf, Staged) {
     let bytes = fs::read(input)
         .unwrap_or_else(|e| panic!("cannot read ONNX model {}: {e}", input.display()));
     let mut model = ModelProto::parse_from_bytes(&bytes)
         .unwrap_or_else(|e| panic!("{} is not an ONNX model: {e}", input.display()));
-    let moved = rewrite_max_unpool(&mut model);
+    let arithmetic = match arithmetic {
+        true => rewrite_index_arithmetic(&mut model),
+        false => IndexArithmetic::default(),
+    };
+    let unpools = rewrite_max_unpool(&mut model);
     let pools = rewrite_max_pool(&mut model);
     stage_external_data(&model, input.parent().unwrap_or(Path::new("")), staging);
     let name = input
@@ -194,7 +228,12 @@ fn stage(input: &Path, staging: &Path) -> (PathBuf, (usize, usize)) {
         .write_to_bytes()
         .unwrap_or_else(|e| panic!("cannot encode {}: {e}", input.display()));
     fs::write(&staged, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", staged.display()));
-    (staged, (moved, pools))
+    let moved = Staged {
+        unpools,
+        pools,
+        arithmetic,
+    };
+    (staged, moved)
 }
 
 /// Puts the external data files the model names (weights saved beside it, as PyTorch's dynamo

@@ -7,6 +7,7 @@ use std::fmt;
 
 use burn_unpool_shape::{default_output_size, onnx_pads_to_pairs};
 
+use crate::index_arithmetic::POOL_PLANE_STRIDE;
 use crate::rewrite::NAME_ATTRIBUTE;
 use onnx_ir::{ArgType, Argument, CustomNode, DType, ProcessError, TensorDataExt, TensorType};
 
@@ -19,6 +20,25 @@ pub(crate) struct UnpoolNode {
     pub strides: Option<Vec<usize>>,
     pub pads: Option<Vec<usize>>,
     pub output_shape: OutputShapeInput,
+    /// The pool the indices were traced to, by [`rewrite_index_arithmetic`](crate::rewrite_index_arithmetic).
+    pub pool: Option<TracedPool>,
+}
+
+/// A pool an unpool's indices were traced to: its input's shape (the fourth input) and how the
+/// model re-bases its indices.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TracedPool {
+    pub input_shape: PoolShape,
+    pub plane_stride: Option<usize>,
+}
+
+/// The shape of a traced pool's input.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PoolShape {
+    /// Known at build time.
+    Constant(Vec<usize>),
+    /// A runtime shape value (`[i64; R]` in the generated code).
+    Shape,
 }
 
 /// The optional third input of `MaxUnpool`.
@@ -38,7 +58,7 @@ pub(crate) enum OutputShapeInput {
 /// `MaxUnpool node 'name'`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum NodeError {
-    /// Not 2 or 3 inputs.
+    /// Not 2 to 4 inputs.
     InputCount { node: String, count: usize },
     /// An input that must be a tensor is not one.
     NotATensor { node: String, input: &'static str },
@@ -87,7 +107,8 @@ impl fmt::Display for NodeError {
         match self {
             Self::InputCount { node, count } => write!(
                 f,
-                "{node}: expects 2 or 3 inputs (X, I, optional output_shape), got {count}"
+                "{node}: expects 2 or 3 inputs (X, I, optional output_shape), and a fourth only \
+                 where the import traced I to a pool (its input's shape), got {count}"
             ),
             Self::NotATensor { node, input } => {
                 write!(f, "{node}: input {input} must be a tensor")
@@ -160,7 +181,7 @@ impl UnpoolNode {
             .unwrap_or(&node.name)
             .to_string();
         let label = format!("MaxUnpool node '{name}'");
-        if !(2..=3).contains(&node.inputs.len()) {
+        if !(2..=4).contains(&node.inputs.len()) {
             return Err(NodeError::InputCount {
                 node: label,
                 count: node.inputs.len(),
@@ -213,6 +234,10 @@ impl UnpoolNode {
             Some(arg) if arg.name.is_empty() => OutputShapeInput::Absent,
             Some(arg) => output_shape(arg, &label, x.rank)?,
         };
+        let pool = match node.inputs.get(3) {
+            None => None,
+            Some(arg) => Some(traced_pool(node, arg, &label, x.rank)?),
+        };
         Ok(Self {
             name,
             x,
@@ -220,6 +245,7 @@ impl UnpoolNode {
             strides,
             pads,
             output_shape,
+            pool,
         })
     }
 
@@ -341,4 +367,54 @@ fn output_shape(arg: &Argument, node: &str, rank: usize) -> Result<OutputShapeIn
         },
         _ => Err(type_error()),
     }
+}
+
+/// The traced pool of an unpool's fourth input (a shape of `rank` entries) and its
+/// [`POOL_PLANE_STRIDE`] attribute.
+fn traced_pool(
+    node: &CustomNode,
+    arg: &Argument,
+    label: &str,
+    rank: usize,
+) -> Result<TracedPool, NodeError> {
+    let invalid = |what: String| NodeError::Invalid {
+        node: label.to_string(),
+        what,
+    };
+    let input_shape = match (arg.value(), &arg.ty) {
+        (Some(data), _) => {
+            let values = data.to_i64_vec().map_err(|_| {
+                invalid(format!(
+                    "the pool input shape must be int64, got {:?}",
+                    arg.ty
+                ))
+            })?;
+            PoolShape::Constant(entries(
+                label,
+                "the pool input shape",
+                &values,
+                rank,
+                NonNegative,
+            )?)
+        }
+        (None, ArgType::Shape(length)) if *length == rank => PoolShape::Shape,
+        (None, other) => {
+            return Err(invalid(format!(
+                "the fourth input must be the shape of the pool the indices come from ({rank} \
+                 entries), got {other:?}"
+            )));
+        }
+    };
+    let plane_stride = match node.attrs.get_i64(POOL_PLANE_STRIDE) {
+        None => None,
+        Some(stride) => Some(usize::try_from(stride).map_err(|_| {
+            invalid(format!(
+                "{POOL_PLANE_STRIDE} must be non-negative, got {stride}"
+            ))
+        })?),
+    };
+    Ok(TracedPool {
+        input_shape,
+        plane_stride,
+    })
 }

@@ -49,12 +49,26 @@ impl CustomOp for MaxPoolOp {
         let attributes = attributes(&pool);
         let y = arg_to_ident(&node.outputs[0]);
         let call = quote! { burn_unpool::onnx::max_pool_onnx(#x, &#attributes) };
-        Ok(match node.outputs.get(1).filter(|i| !i.name.is_empty()) {
-            Some(indices) => {
+        let named = |i: usize| node.outputs.get(i).filter(|o| !o.name.is_empty());
+        Ok(match (named(1), named(2)) {
+            (Some(indices), Some(shape)) => {
+                // X's shape, read before X moves into the pool.
+                let indices = arg_to_ident(indices);
+                let shape = arg_to_ident(shape);
+                quote! {
+                    let (#y, #indices, #shape) = {
+                        let x = #x;
+                        let shape = x.dims().map(|d| d as i64);
+                        let (y, indices) = burn_unpool::onnx::max_pool_onnx(x, &#attributes);
+                        (y, indices, shape)
+                    };
+                }
+            }
+            (Some(indices), None) => {
                 let indices = arg_to_ident(indices);
                 quote! { let (#y, #indices) = #call; }
             }
-            None => quote! { let #y = #call.0; },
+            _ => quote! { let #y = #call.0; },
         })
     }
 }

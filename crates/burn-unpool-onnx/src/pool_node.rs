@@ -28,7 +28,9 @@ impl PoolNode {
             node: label.clone(),
             what,
         };
-        if node.inputs.len() != 1 || !(1..=2).contains(&node.outputs.len()) {
+        // A third output, X's shape, is added by `rewrite_index_arithmetic` for the unpools that
+        // take the pool's indices.
+        if node.inputs.len() != 1 || !(1..=3).contains(&node.outputs.len()) {
             return Err(invalid(format!(
                 "expects 1 input (X) and 1 or 2 outputs (Y, optional Indices), got {} and {}",
                 node.inputs.len(),
@@ -111,8 +113,8 @@ impl PoolNode {
         Some(shape[..2].iter().copied().chain(spatial).collect())
     }
 
-    /// The types of `Y` (`X`'s dtype) and `Indices` (int64), of `X`'s rank.
-    pub fn output_types(&self) -> [ArgType; 2] {
+    /// The types of `Y` (`X`'s dtype) and `Indices` (int64), of `X`'s rank, and of `X`'s shape.
+    pub fn output_types(&self) -> [ArgType; 3] {
         let static_shape = self.static_shape();
         let typed = |dtype| {
             ArgType::Tensor(TensorType {
@@ -121,6 +123,10 @@ impl PoolNode {
                 static_shape: static_shape.clone(),
             })
         };
-        [typed(self.x.dtype), typed(DType::I64)]
+        [
+            typed(self.x.dtype),
+            typed(DType::I64),
+            ArgType::Shape(self.x.rank),
+        ]
     }
 }

@@ -45,19 +45,22 @@ pub fn rewrite_max_unpool(model: &mut ModelProto) -> usize {
     move_nodes(model, &|node, _| node.op_type == OP_TYPE)
 }
 
-/// Moves the default-domain `MaxPool` nodes of `model` that burn-onnx cannot import to
-/// [`DOMAIN`]: 3-d pools (a `kernel_shape` of 3 entries; Burn has no 3-d pool) and pools whose
-/// input the model declares an integer tensor (a graph input, `value_info` or initializer; Burn's
-/// pools are float-only). Returns how many nodes moved. burn-onnx keeps the other pools, with or
-/// without indices.
+/// Moves the default-domain `MaxPool` nodes of `model` that burn-unpool imports to [`DOMAIN`]:
+/// every pool with an `Indices` output (burn-onnx's pools with indices run Burn's pool, whose
+/// edge rules differ from PyTorch's and ONNX's, and convert its indices in extra passes), 3-d pools
+/// (Burn has none) and pools whose input the model declares an integer tensor (a graph input,
+/// `value_info` or initializer; Burn's pools are float-only). Returns how many nodes moved.
+/// burn-onnx keeps the other pools: 1-d and 2-d float pools without `Indices`, which Burn's pools
+/// compute as ONNX does.
 ///
 /// ```
 /// use burn_unpool_onnx::{DOMAIN, rewrite_max_pool};
 /// use burn_unpool_onnx::onnx_ir::{AttributeProto, ModelProto, NodeProto};
 ///
-/// let pool = |kernel: Vec<i64>| {
+/// let pool = |kernel: Vec<i64>, outputs: &[&str]| {
 ///     let mut node = NodeProto::new();
 ///     node.op_type = "MaxPool".into();
+///     node.output = outputs.iter().map(|o| o.to_string()).collect();
 ///     let mut attribute = AttributeProto::new();
 ///     attribute.name = "kernel_shape".into();
 ///     attribute.ints = kernel;
@@ -66,12 +69,14 @@ pub fn rewrite_max_unpool(model: &mut ModelProto) -> usize {
 /// };
 /// let mut model = ModelProto::new();
 /// let graph = model.graph.mut_or_insert_default();
-/// graph.node.push(pool(vec![2, 2]));
-/// graph.node.push(pool(vec![2, 2, 2]));
+/// graph.node.push(pool(vec![2, 2], &["y"]));
+/// graph.node.push(pool(vec![2, 2, 2], &["y3"]));
+/// graph.node.push(pool(vec![2, 2], &["y2", "indices"]));
 ///
-/// assert_eq!(rewrite_max_pool(&mut model), 1);
+/// assert_eq!(rewrite_max_pool(&mut model), 2);
 /// assert_eq!(model.graph.node[0].domain, "");
 /// assert_eq!(model.graph.node[1].domain, DOMAIN);
+/// assert_eq!(model.graph.node[2].domain, DOMAIN);
 /// ```
 pub fn rewrite_max_pool(model: &mut ModelProto) -> usize {
     move_nodes(model, &|node, types| {
@@ -84,7 +89,8 @@ pub fn rewrite_max_pool(model: &mut ModelProto) -> usize {
             .first()
             .and_then(|input| types.get(input))
             .is_some_and(|ty| INTEGER_TYPES.contains(ty));
-        node.op_type == MAX_POOL && (three_d || integer_input)
+        let with_indices = node.output.get(1).is_some_and(|i| !i.is_empty());
+        node.op_type == MAX_POOL && (three_d || integer_input || with_indices)
     })
 }
 
@@ -135,7 +141,7 @@ fn move_nodes(
 }
 
 /// ONNX's default operator domain, written either way.
-fn is_default_domain(domain: &str) -> bool {
+pub(crate) fn is_default_domain(domain: &str) -> bool {
     domain.is_empty() || domain == "ai.onnx"
 }
 

@@ -97,6 +97,13 @@ impl UnpoolPlan {
         &self.geometry
     }
 
+    /// The same plan for indices known to lie in their range (an imported model's own pool
+    /// indices): nothing asks the device to check them.
+    pub(crate) fn with_indices_trusted(mut self) -> Self {
+        self.reports_invalid_indices = false;
+        self
+    }
+
     /// The same plan, after a device check found every index in its own cell.
     pub(crate) fn with_indices_in_cells(mut self) -> Self {
         self.indices_in_cells = true;

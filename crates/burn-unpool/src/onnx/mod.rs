@@ -7,6 +7,7 @@
 
 mod indices;
 mod max_pool;
+mod traced;
 
 use burn::tensor::{Int, Tensor};
 use burn_unpool_shape::onnx_pads_to_pairs;
@@ -16,6 +17,7 @@ pub use indices::{
     column_major_to_row_major, global_to_per_plane, per_plane_to_global, row_major_to_column_major,
 };
 pub use max_pool::{MaxPoolAttributes, max_pool_onnx};
+pub use traced::{PoolIndexSource, plane_offsets};
 
 use crate::IndexLayout;
 use crate::OutputSize;
@@ -44,6 +46,9 @@ pub struct MaxUnpoolAttributes {
     pub pads: Option<Vec<usize>>,
     /// The placement rule for an `output_shape` input.
     pub rule: OutputShapeRule,
+    /// Where the indices come from, when an importer traced them to a pool of the same model;
+    /// `None` for indices computed any other way (they are checked).
+    pub pool_indices: Option<PoolIndexSource>,
 }
 
 impl MaxUnpoolAttributes {
@@ -54,6 +59,7 @@ impl MaxUnpoolAttributes {
             strides: None,
             pads: None,
             rule: OutputShapeRule::default(),
+            pool_indices: None,
         }
     }
 
@@ -72,6 +78,14 @@ impl MaxUnpoolAttributes {
     /// Sets the placement rule for `output_shape`.
     pub fn with_rule(mut self, rule: OutputShapeRule) -> Self {
         self.rule = rule;
+        self
+    }
+
+    /// Says that the indices given to [`max_unpool_onnx`] are the `Indices` of a pool of the same
+    /// model, which the model re-bases as `source` describes (what burn-unpool-onnx generates for
+    /// the arithmetic PyTorch's exporters write). See [`PoolIndexSource`].
+    pub fn with_pool_indices(mut self, source: PoolIndexSource) -> Self {
+        self.pool_indices = Some(source);
         self
     }
 
@@ -167,6 +181,9 @@ impl MaxUnpoolAttributes {
 /// y.into_data().assert_eq(&expected, false);
 /// ```
 ///
+/// With [`MaxUnpoolAttributes::pool_indices`] set, `indices` are a pool's `Indices`, re-based as
+/// its [`PoolIndexSource`] says; where they provably lie in their planes, they are not checked.
+///
 /// # Panics
 /// With a message naming the problem and the values for a malformed attribute, a wrong
 /// `output_shape`, or an index out of range.
@@ -177,6 +194,15 @@ pub fn max_unpool_onnx<const R: usize>(
     output_shape: Option<&[usize]>,
 ) -> Tensor<R> {
     let request = or_panic(attributes.request(output_shape));
+    let Some(source) = &attributes.pool_indices else {
+        let plan = or_panic(plan_for(&x, &indices, request));
+        return unpool(x, indices, plan);
+    };
+    let plan = or_panic(plan_for(&x, &indices, request.clone()));
+    if source.indices_are_the_pools(&x.dims(), plan.index_plane_len()) {
+        return unpool(x, indices, plan.with_indices_trusted());
+    }
+    let indices = source.rebase(indices);
     let plan = or_panic(plan_for(&x, &indices, request));
     unpool(x, indices, plan)
 }
