@@ -429,7 +429,9 @@ fn a_pytorch_pool_at_the_edges_imports_with_pytorchs_values_and_indices() {
 fn the_exporters_base_offset_pools_and_index_arithmetic_leave_no_pass() {
     let count = |code: &str, call: &str| code.matches(call).count();
     let segnet = include_str!(concat!(env!("OUT_DIR"), "/onnx/torch/segnet2d_odd.rs"));
-    assert_eq!(count(segnet, "max_pool_onnx("), 2, "{segnet}");
+    // Indices only the unpools read come in the device's integer dtype, as the modules' do.
+    assert_eq!(count(segnet, "max_pool_onnx_for_unpool("), 2, "{segnet}");
+    assert_eq!(count(segnet, "max_pool_onnx("), 0, "{segnet}");
     assert_eq!(count(segnet, "max_pool2d"), 0, "Burn's own pool:\n{segnet}");
     assert_eq!(count(segnet, "with_pool_indices("), 2, "{segnet}");
     // Neither the plane offsets nor the arithmetic around them survive: the unpools take the
@@ -442,6 +444,20 @@ fn the_exporters_base_offset_pools_and_index_arithmetic_leave_no_pass() {
     assert_eq!(count(edges, "max_pool_onnx("), 1, "{edges}");
     assert_eq!(count(edges, "plane_offsets("), 1, "{edges}");
     assert_eq!(count(edges, "with_pool_indices("), 1, "{edges}");
+    // The dynamo exporter's ScatterND into zeros becomes this crate's unpooling of the pool's own
+    // indices: no scatter, no negative-index normalisation, no index arithmetic.
+    for dynamo in [
+        include_str!(concat!(env!("OUT_DIR"), "/onnx/torch/segnet2d_dynamo.rs")),
+        include_str!(concat!(env!("OUT_DIR"), "/onnx/torch/segnet3d_dynamo.rs")),
+    ] {
+        assert_eq!(count(dynamo, "scatter_nd"), 0, "{dynamo}");
+        assert_eq!(count(dynamo, ".sub("), 0, "{dynamo}");
+        assert_eq!(
+            count(dynamo, "max_unpool_onnx("),
+            count(dynamo, "with_pool_indices("),
+            "{dynamo}"
+        );
+    }
 }
 
 /// A model whose weights are external (one `.onnx.data` file beside it, as PyTorch's dynamo

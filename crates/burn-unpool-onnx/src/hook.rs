@@ -10,6 +10,7 @@ use burn_onnx::ext::{
 
 pub use burn_unpool_shape::OutputShapeRule;
 
+use crate::index_arithmetic::SCATTER_PLACEMENT;
 use crate::node::{OutputShapeInput, PoolShape, UnpoolNode};
 use crate::rewrite::{DOMAIN, OP_TYPE};
 
@@ -106,7 +107,10 @@ impl CustomOp for MaxUnpoolOp {
         ctx: &mut CodegenContext<'_, '_>,
     ) -> Result<TokenStream, ProcessError> {
         let unpool = UnpoolNode::read(node)?;
-        self.note(&unpool);
+        let scatter = node.attrs.get_i64(SCATTER_PLACEMENT) == Some(1);
+        if !scatter {
+            self.note(&unpool);
+        }
         let x = ctx.arg(&node.inputs[0]);
         let indices = ctx.arg(&node.inputs[1]);
         let output = arg_to_ident(&node.outputs[0]);
@@ -114,7 +118,12 @@ impl CustomOp for MaxUnpoolOp {
             Some(PoolShape::Shape) => Some(ctx.arg(&node.inputs[3])),
             _ => None,
         };
-        let attributes = attributes(&unpool, self.rule, pool_shape);
+        // The unpoolings that replace a scatter place their indices in output_shape, as it did.
+        let rule = match scatter {
+            true => OutputShapeRule::IndicesInOutputShape,
+            false => self.rule,
+        };
+        let attributes = attributes(&unpool, rule, pool_shape);
         let call = match unpool.output_shape {
             OutputShapeInput::Absent => quote! {
                 burn_unpool::onnx::max_unpool_onnx(#x, #indices, &#attributes, None)

@@ -14,6 +14,12 @@
 //!   and the pool's input shape (a third output of the pool node), so the generated code runs no
 //!   arithmetic and knows the indices lie in their planes (no index check, no device read-back).
 //!
+//! - the dynamo exporter writes `max_unpool` as a `ScatterND` of the flattened values into a
+//!   flattened zero tensor, at the flattened indices; where those indices trace to a pool, it
+//!   becomes a `MaxUnpool` of the values (reshaped to the indices' shape) into `output_shape`,
+//!   flattened again: burn-onnx's scatter normalises negative indices in four passes and, with
+//!   duplicate indices on a GPU, depends on the order its threads run.
+//!
 //! Nodes left without a consumer afterwards are removed, and so are the unused `Indices` outputs
 //! of pools: the generated code binds no value it does not use.
 
@@ -30,6 +36,18 @@ use crate::rewrite::{DOMAIN, MAX_POOL, OP_TYPE, is_default_domain};
 /// `burn_unpool::onnx::plane_offsets` of its one input's shape.
 pub const PLANE_OFFSETS: &str = "PlaneOffsets";
 
+/// The `MaxUnpool` attribute (1) of the unpoolings that replace the dynamo exporter's `ScatterND`:
+/// their indices address `output_shape` whatever the model's [`OutputShapeRule`] says, as a
+/// scatter's do.
+///
+/// [`OutputShapeRule`]: crate::OutputShapeRule
+pub const SCATTER_PLACEMENT: &str = "burn_unpool_scatter_placement";
+
+/// The `MaxPool` attribute (1) of the pools whose `Indices` only traced unpools read: they are
+/// computed in the device's default integer dtype where it holds them, as burn-unpool's own pools
+/// give theirs, instead of ONNX's int64 (`burn_unpool::onnx::max_pool_onnx_for_unpool`).
+pub const INDICES_FOR_UNPOOL: &str = "burn_unpool_indices_for_unpool";
+
 /// The `MaxUnpool` attribute that holds the plane length the model re-bases a traced pool's
 /// indices to (absent: the indices reach the unpool unchanged). A traced unpool also has a fourth
 /// input: the pool's input shape, which the pool node gives as a third output.
@@ -40,6 +58,9 @@ pub const POOL_PLANE_STRIDE: &str = "burn_unpool_pool_plane_stride";
 pub struct IndexArithmetic {
     /// 1x1 base-offset pools (with their slices) turned into `PlaneOffsets` nodes.
     pub plane_offsets: usize,
+    /// The dynamo exporter's unpoolings (`ScatterND` of a pool's indices into zeros) turned into
+    /// `MaxUnpool` nodes.
+    pub scatters: usize,
     /// `MaxUnpool` nodes whose indices were traced to a pool of the model.
     pub traced_unpools: usize,
     /// Nodes removed because nothing used them any more.
@@ -60,10 +81,13 @@ pub fn rewrite_index_arithmetic(model: &mut ModelProto) -> IndexArithmetic {
         return IndexArithmetic::default();
     };
     let plane_offsets = fold_plane_offsets(graph);
+    let scatters = route_scatters(graph);
     let traced_unpools = trace_unpool_indices(graph);
     let removed_nodes = remove_unused(graph);
+    mark_indices_for_unpool(graph);
     IndexArithmetic {
         plane_offsets,
+        scatters,
         traced_unpools,
         removed_nodes,
     }
@@ -437,6 +461,141 @@ fn is_planes_shape(graph: &GraphProto, uses: &Uses, name: &str, x: &str) -> bool
     int(concat, "axis") == Some(0) && head_is_n_c && ones
 }
 
+/// A `ScatterND` the dynamo exporter writes for `max_unpool`, read from the graph.
+struct Scatter {
+    position: usize,
+    /// The unflattened indices, which trace to a pool.
+    indices: String,
+    /// The pool whose `Indices` they are.
+    pool: usize,
+    /// The constant output shape the zeros were made in.
+    output_shape: String,
+    rank: usize,
+    updates: String,
+}
+
+/// The input of a `Reshape(input, [-1])` (a flattening), or of an `Unsqueeze(input, [-1])` of
+/// one-dimensional `input`.
+fn flattened<'g>(graph: &'g GraphProto, uses: &Uses, name: &str) -> Option<&'g str> {
+    let reshape = uses.producer(graph, name).filter(|n| is_op(n, "Reshape"))?;
+    let [input, target] = reshape.input.as_slice() else {
+        return None;
+    };
+    (constant(graph, uses, target)?.0 == [-1]).then_some(input.as_str())
+}
+
+/// The `ScatterND` at `position`, where it scatters into zeros at indices traced to a pool.
+fn scatter(graph: &GraphProto, uses: &Uses, position: usize) -> Option<Scatter> {
+    let node = &graph.node[position];
+    let [data, indices, updates] = node.input.as_slice() else {
+        return None;
+    };
+    if !is_op(node, "ScatterND") || attribute(node, "reduction").is_some_and(|r| &r.s[..] != b"none") {
+        return None;
+    }
+    // Zeros of a constant shape, flattened.
+    let zeros = uses
+        .producer(graph, flattened(graph, uses, data)?)
+        .filter(|n| is_op(n, "ConstantOfShape"))?;
+    let value_is_zero = match attribute(zeros, "value").and_then(|a| a.t.as_ref()) {
+        None => true,
+        Some(value) => TensorData::try_from(value.clone())
+            .ok()
+            .and_then(|v| v.to_f64_vec().ok())
+            .is_some_and(|v| v.iter().all(|&x| x == 0.0)),
+    };
+    let output_shape = zeros.input.first()?;
+    let (shape, _) = constant(graph, uses, output_shape)?;
+    // Indices: Unsqueeze(flattened indices, [-1]) (axes an input from opset 13, before it an
+    // attribute).
+    let unsqueeze = uses.producer(graph, indices).filter(|n| is_op(n, "Unsqueeze"))?;
+    let axes = constant_or_attribute(graph, uses, unsqueeze, 1, "axes")?;
+    if !matches!(axes.as_slice(), [-1] | [1]) {
+        return None;
+    }
+    let indices = flattened(graph, uses, unsqueeze.input.first()?)?;
+    let rank = shape.len();
+    let traced = trace(graph, uses, indices, "")?;
+    (value_is_zero && rank >= 3).then(|| Scatter {
+        position,
+        indices: indices.to_string(),
+        pool: traced.pool,
+        output_shape: output_shape.clone(),
+        rank,
+        updates: updates.clone(),
+    })
+}
+
+/// Turns every `ScatterND` the dynamo exporter writes for `max_unpool` into `Reshape` (the values
+/// to the indices' shape), `MaxUnpool` and `Reshape` (flat again, as the scatter's output was).
+/// Returns how many were turned.
+fn route_scatters(graph: &mut GraphProto) -> usize {
+    let uses = Uses::of(graph);
+    let scatters: Vec<Scatter> = (0..graph.node.len())
+        .filter_map(|position| scatter(graph, &uses, position))
+        .collect();
+    if scatters.is_empty() {
+        return 0;
+    }
+    let flat = format!("{DOMAIN}.flat_shape");
+    if !graph.initializer.iter().any(|t| t.name == flat) {
+        let mut minus_one = TensorProto::new();
+        minus_one.name = flat.clone();
+        minus_one.data_type = 7; // int64
+        minus_one.dims = vec![1];
+        minus_one.int64_data = vec![-1];
+        graph.initializer.push(minus_one);
+    }
+    // From the back, so that inserting nodes keeps the earlier positions.
+    for found in scatters.iter().rev() {
+        let output = graph.node[found.position].output[0].clone();
+        // The shape of the pool's `Indices` (that of its values): the unpool reads them after
+        // this, so the shape is taken from a clone and keeps no tensor alive.
+        let pool_indices = graph.node[found.pool].output[1].clone();
+        let (shape, values, unpooled) = (
+            format!("{output}_values_shape"),
+            format!("{output}_values"),
+            format!("{output}_unpooled"),
+        );
+        let node = |op: &str, inputs: &[&str], output: &str| {
+            let mut node = NodeProto::new();
+            node.op_type = op.into();
+            node.name = output.to_string();
+            node.input = inputs.iter().map(|i| i.to_string()).collect();
+            node.output.push(output.to_string());
+            node
+        };
+        let ones: Vec<i64> = vec![1; found.rank - 2];
+        let mut unpool = node(
+            OP_TYPE,
+            &[&values, &found.indices, &found.output_shape],
+            &unpooled,
+        );
+        for name in ["kernel_shape", "strides"] {
+            let mut ints = AttributeProto::new();
+            ints.name = name.into();
+            ints.type_ = AttributeType::INTS.into();
+            ints.ints = ones.clone();
+            unpool.attribute.push(ints);
+        }
+        let mut placement = AttributeProto::new();
+        placement.name = SCATTER_PLACEMENT.into();
+        placement.type_ = AttributeType::INT.into();
+        placement.i = 1;
+        unpool.attribute.push(placement);
+        let replacement = [
+            node("Shape", &[&pool_indices], &shape),
+            node("Reshape", &[&found.updates, &shape], &values),
+            unpool,
+            node("Reshape", &[&unpooled, &flat], &output),
+        ];
+        graph
+            .node
+            .splice(found.position..=found.position, replacement);
+    }
+    scatters.len()
+}
+
 /// Points every unpool whose indices trace to a pool at that pool's `Indices`, with the pool's
 /// input shape (a third output of the pool) as a fourth input. Returns how many unpools were
 /// traced.
@@ -500,4 +659,38 @@ fn remove_unused(graph: &mut GraphProto) -> usize {
         }
     }
     before - graph.node.len()
+}
+
+/// Marks with [`INDICES_FOR_UNPOOL`] every pool whose `Indices` nothing reads but unpools traced
+/// to it (which take any integer dtype that holds them) and `Shape` nodes.
+fn mark_indices_for_unpool(graph: &mut GraphProto) {
+    let uses = Uses::of(graph);
+    let internal: Vec<usize> = graph
+        .node
+        .iter()
+        .enumerate()
+        .filter(|(_, pool)| is_max_pool(pool) && pool.output.len() == 3)
+        .filter(|(_, pool)| {
+            uses.only_consumers(&pool.output[1]).is_some_and(|readers| {
+                readers.iter().all(|&r| {
+                    let reader = &graph.node[r];
+                    // A `Shape` reads the dims only (the dynamo route's reshape of the values).
+                    let unpool = reader.op_type == OP_TYPE
+                        && reader.input.len() == 4
+                        && reader.input[1] == pool.output[1]
+                        && reader.input[0] != pool.output[1]
+                        && reader.input[2] != pool.output[1];
+                    unpool || is_op(reader, "Shape")
+                })
+            })
+        })
+        .map(|(position, _)| position)
+        .collect();
+    for position in internal {
+        let mut attribute = AttributeProto::new();
+        attribute.name = INDICES_FOR_UNPOOL.into();
+        attribute.type_ = AttributeType::INT.into();
+        attribute.i = 1;
+        graph.node[position].attribute.push(attribute);
+    }
 }

@@ -13,7 +13,8 @@ mod rewrite;
 pub use burn_onnx;
 pub use hook::{MaxUnpoolOp, OutputShapeRule};
 pub use index_arithmetic::{
-    IndexArithmetic, PLANE_OFFSETS, POOL_PLANE_STRIDE, rewrite_index_arithmetic,
+    INDICES_FOR_UNPOOL, IndexArithmetic, PLANE_OFFSETS, POOL_PLANE_STRIDE, SCATTER_PLACEMENT,
+    rewrite_index_arithmetic,
 };
 pub use model_gen::{ModelGen, Report};
 pub use onnx_ir;

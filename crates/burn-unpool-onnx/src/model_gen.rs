@@ -180,6 +180,7 @@ impl ModelGen {
             max_unpool_nodes += moved.unpools;
             max_pool_nodes += moved.pools;
             index_arithmetic.plane_offsets += moved.arithmetic.plane_offsets;
+            index_arithmetic.scatters += moved.arithmetic.scatters;
             index_arithmetic.traced_unpools += moved.arithmetic.traced_unpools;
             index_arithmetic.removed_nodes += moved.arithmetic.removed_nodes;
             generator.input(staged.to_str().expect("a UTF-8 path"));
@@ -213,13 +214,17 @@ fn stage(input: &Path, staging: &Path, arithmetic: bool) -> (PathBuf, Staged) {
         .unwrap_or_else(|e| panic!("cannot read ONNX model {}: {e}", input.display()));
     let mut model = ModelProto::parse_from_bytes(&bytes)
         .unwrap_or_else(|e| panic!("{} is not an ONNX model: {e}", input.display()));
+    let model_dir = input.parent().unwrap_or(Path::new(""));
     let arithmetic = match arithmetic {
-        true => rewrite_index_arithmetic(&mut model),
+        true => {
+            inline_small_integer_data(&mut model, model_dir);
+            rewrite_index_arithmetic(&mut model)
+        }
         false => IndexArithmetic::default(),
     };
     let unpools = rewrite_max_unpool(&mut model);
     let pools = rewrite_max_pool(&mut model);
-    stage_external_data(&model, input.parent().unwrap_or(Path::new("")), staging);
+    stage_external_data(&model, model_dir, staging);
     let name = input
         .file_name()
         .unwrap_or_else(|| panic!("{} names no file", input.display()));
@@ -234,6 +239,55 @@ fn stage(input: &Path, staging: &Path, arithmetic: bool) -> (PathBuf, Staged) {
         arithmetic,
     };
     (staged, moved)
+}
+
+/// The most bytes of one integer initializer that [`inline_small_integer_data`] reads into the model.
+const INLINED_INTEGER_BYTES: u64 = 1 << 20;
+
+/// Reads the int64 initializers of at most [`INLINED_INTEGER_BYTES`] that the model keeps in
+/// external data files into the model itself, so that [`rewrite_index_arithmetic`] sees their
+/// values: the dynamo exporter saves the plane offsets of its index arithmetic beside the weights
+/// once they pass ONNX's 1 KiB threshold. Others stay where they are; one that cannot be read is
+/// left for burn-onnx to report.
+fn inline_small_integer_data(model: &mut ModelProto, model_dir: &Path) {
+    let Some(graph) = model.graph.as_mut() else {
+        return;
+    };
+    for tensor in &mut graph.initializer {
+        let entry = |key: &str| {
+            tensor
+                .external_data
+                .iter()
+                .find(|e| e.key == key)
+                .map(|e| e.value.clone())
+        };
+        let number = |key: &str| entry(key).map(|v| v.parse::<u64>().ok());
+        let (Some(location), Some(Some(length))) = (entry("location"), number("length")) else {
+            continue;
+        };
+        let offset = match number("offset") {
+            None => 0,
+            Some(Some(offset)) => offset,
+            Some(None) => continue,
+        };
+        let relative = Path::new(&location);
+        let inside = relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+        if tensor.data_type != 7 || length > INLINED_INTEGER_BYTES || !inside {
+            continue;
+        }
+        let Ok(bytes) = fs::read(model_dir.join(relative)) else {
+            continue;
+        };
+        let range = usize::try_from(offset).ok().zip(usize::try_from(offset + length).ok());
+        let Some(data) = range.and_then(|(start, end)| bytes.get(start..end)) else {
+            continue;
+        };
+        tensor.raw_data = data.to_vec().into();
+        tensor.external_data.clear();
+        tensor.data_location = Default::default();
+    }
 }
 
 /// Puts the external data files the model names (weights saved beside it, as PyTorch's dynamo
@@ -299,4 +353,53 @@ fn is_staged(source: &Path, target: &Path) -> bool {
     #[cfg(not(unix))]
     let linked = false;
     source.len() == target.len() && newer && !linked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onnx_ir::TensorProto;
+
+    /// An int64 initializer of `values` kept in `file` at `offset`, as the dynamo exporter saves
+    /// tensors past 1 KiB.
+    fn external(name: &str, file: &str, offset: usize, values: &[i64]) -> TensorProto {
+        let mut tensor = TensorProto::new();
+        tensor.name = name.into();
+        tensor.data_type = 7;
+        tensor.dims = vec![values.len() as i64];
+        for (key, value) in [
+            ("location", file.to_string()),
+            ("offset", offset.to_string()),
+            ("length", (values.len() * 8).to_string()),
+        ] {
+            // StringStringEntryProto is not re-exported, but `Default` reaches it.
+            tensor.external_data.push(Default::default());
+            let entry = tensor.external_data.last_mut().expect("just pushed");
+            entry.key = key.into();
+            entry.value = value;
+        }
+        tensor
+    }
+
+    #[test]
+    fn small_external_integers_are_read_into_the_model() {
+        let dir = std::env::temp_dir().join(format!("burn-unpool-onnx-inline-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let values: Vec<i64> = (0..200).map(|p| p * 2700).collect();
+        let mut bytes = vec![0u8; 16];
+        bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        fs::write(dir.join("model.onnx.data"), bytes).unwrap();
+        let mut model = ModelProto::new();
+        let graph = model.graph.mut_or_insert_default();
+        graph.initializer.push(external("offsets", "model.onnx.data", 16, &values));
+        graph.initializer.push(external("outside", "../model.onnx.data", 16, &values));
+        inline_small_integer_data(&mut model, &dir);
+        let graph = &model.graph;
+        assert!(graph.initializer[0].external_data.is_empty());
+        let data = onnx_ir::TensorData::try_from(graph.initializer[0].clone()).unwrap();
+        assert_eq!(onnx_ir::TensorDataExt::to_i64_vec(&data).unwrap(), values);
+        // A location outside the model's folder is left for burn-onnx to refuse.
+        assert_eq!(graph.initializer[1].external_data.len(), 3);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -8,6 +8,7 @@ use burn_onnx::ext::{
 };
 use burn_unpool_shape::AutoPad;
 
+use crate::index_arithmetic::INDICES_FOR_UNPOOL;
 use crate::pool_node::PoolNode;
 use crate::rewrite::{DOMAIN, MAX_POOL};
 
@@ -48,7 +49,12 @@ impl CustomOp for MaxPoolOp {
         let x = ctx.arg(&node.inputs[0]);
         let attributes = attributes(&pool);
         let y = arg_to_ident(&node.outputs[0]);
-        let call = quote! { burn_unpool::onnx::max_pool_onnx(#x, &#attributes) };
+        // Indices only this crate's unpooling reads come in the device's integer dtype.
+        let function = match node.attrs.get_i64(INDICES_FOR_UNPOOL) {
+            Some(1) => quote! { burn_unpool::onnx::max_pool_onnx_for_unpool },
+            _ => quote! { burn_unpool::onnx::max_pool_onnx },
+        };
+        let call = quote! { #function(#x, &#attributes) };
         let named = |i: usize| node.outputs.get(i).filter(|o| !o.name.is_empty());
         Ok(match (named(1), named(2)) {
             (Some(indices), Some(shape)) => {
@@ -59,7 +65,7 @@ impl CustomOp for MaxPoolOp {
                     let (#y, #indices, #shape) = {
                         let x = #x;
                         let shape = x.dims().map(|d| d as i64);
-                        let (y, indices) = burn_unpool::onnx::max_pool_onnx(x, &#attributes);
+                        let (y, indices) = #function(x, &#attributes);
                         (y, indices, shape)
                     };
                 }

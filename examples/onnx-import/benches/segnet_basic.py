@@ -15,7 +15,7 @@ against ONNX Runtime on the same files: forward time and peak memory, on Flex an
    as many threads as Burn's pool), and prints one table.
 
 Usage: python examples/onnx-import/benches/segnet_basic.py [--size 360x480] [--runs 3]
-           [--out target/segnet-basic-onnx] [--skip-export]
+           [--nets segnet_basic,skeleton] [--out target/segnet-basic-onnx] [--skip-export]
 (batches 1 and 4, the ones `build.rs` imports).
 Needs numpy, torch, onnx, onnxruntime and onnxscript (the dynamo exporter).
 """
@@ -117,7 +117,7 @@ def export(out, batches, height, width):
 def burn(out, variant, net, device, batch, size, runs):
     command = [
         "cargo", "bench", "-q", "-p", "onnx-import", "--bench", "segnet_basic", "--",
-        "--variant", variant, "--net", net, "--device", device, "--batch", str(batch),
+        "--variant", variant, "--net", net.replace("_", "-"), "--device", device, "--batch", str(batch),
         "--size", size, "--runs", str(runs),
     ]
     env = dict(os.environ, ONNX_IMPORT_BENCH_MODELS=str(out.resolve()))
@@ -155,6 +155,8 @@ def main():
     parser.add_argument("--size", default="360x480")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", default=str(ROOT / "target" / "segnet-basic-onnx"))
+    parser.add_argument("--nets", default="segnet_basic,skeleton",
+                        help="which of segnet_basic and skeleton to time")
     parser.add_argument("--skip-export", action="store_true",
                         help="reuse the files of an earlier export (same batches and size)")
     args = parser.parse_args()
@@ -169,7 +171,7 @@ def main():
           f"SegNet-Basic {height}x{width}; medians of {args.runs} forwards after one warm-up")
     print("| net | batch | device | variant | forward ms | peak MB | vs modules (time, memory) |")
     print("|---|---|---|---|---|---|---|")
-    for net in ("segnet_basic", "skeleton"):
+    for net in args.nets.split(","):
         for batch in batches:
             x_path = out / f"{net}_b{batch}_input.npy"
             np.save(x_path, inputs(net, batch, height, width).numpy())

@@ -80,7 +80,7 @@ mod bench {
     use burn::nn::conv::{Conv2d, Conv2dConfig};
     use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
     use burn::tensor::{Device, Distribution, Tensor};
-    use burn_store::{BurnpackStore, ModuleSnapshot};
+    use burn_store::ModuleSnapshot;
     use burn_unpool::nn::{MaxPoolWithIndices, MaxUnpool2d, MaxUnpool2dConfig};
     use clap::{Parser, ValueEnum};
 
@@ -88,7 +88,8 @@ mod bench {
 
     macro_rules! models {
         ($($module:ident: $file:literal,)*) => {$(
-            #[allow(clippy::all)]
+            // The node-by-node imports bind values they never read (the 1x1 pools').
+            #[allow(clippy::all, unused)]
             mod $module {
                 include!(concat!(env!("OUT_DIR"), "/", $file));
             }
@@ -159,7 +160,7 @@ mod bench {
     }
 
     /// SegNet-Basic from burn-unpool's modules: the legacy file's convolutions (batch norm folded
-    /// in by the exporter), loaded from the same weights by field name.
+    /// in by the exporter), with the imported model's weights applied by field name.
     #[derive(Module, Debug)]
     struct SegNetBasic {
         conv2d1: Conv2d,
@@ -196,18 +197,13 @@ mod bench {
                 pool: MaxPool2dConfig::new([2, 2]).with_ceil_mode(true).init(),
                 unpool: MaxUnpool2dConfig::new([2, 2]).init(),
             };
-            let weights: &'static [u8] = match batch {
-                1 => include_bytes!(concat!(
-                    env!("OUT_DIR"),
-                    "/bench/segnet_basic_legacy_b1.bpk"
-                )),
-                _ => include_bytes!(concat!(
-                    env!("OUT_DIR"),
-                    "/bench/segnet_basic_legacy_b4.bpk"
-                )),
+            // The imported legacy model's tensors, applied by field name.
+            let tensors = match batch {
+                1 => segnet_basic_legacy_b1::Model::from_embedded(device).collect(None, None, false),
+                _ => segnet_basic_legacy_b4::Model::from_embedded(device).collect(None, None, false),
             };
-            net.load_from(&mut BurnpackStore::from_static(weights))
-                .expect("the legacy file's weights");
+            let applied = net.apply(tensors, None, None, false);
+            assert!(applied.errors.is_empty() && applied.missing.is_empty(), "{applied:?}");
             net
         }
 

@@ -10,7 +10,7 @@ use crate::composed::pool::{IndexOrder, max_pool};
 use crate::error::or_panic_with;
 use crate::geometry::PoolGeometry;
 use crate::max_pool::{assert_value_dtype, pool_on_kernels, runs_kernels};
-use crate::pool::{PoolPlan, PoolSpec};
+use crate::pool::{PoolPlan, PoolSpec, pool_index_dtype};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
 ///
@@ -165,6 +165,46 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     attributes: &MaxPoolAttributes,
 ) -> (Tensor<R, K>, Tensor<R, Int>) {
+    // ONNX's indices are int64, whatever the device's default integer.
+    pool(x, attributes, DType::I64)
+}
+
+/// [`max_pool_onnx`] for a pool whose `Indices` only this crate's unpooling reads (what
+/// burn-unpool-onnx generates where it traced a `MaxUnpool`'s indices to the pool): the same
+/// indices in the device's default integer dtype where it holds every global index, as this
+/// crate's own pools give theirs (i32 on Flex and wgpu: half the memory of ONNX's int64), else
+/// int64.
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
+/// use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx, max_pool_onnx_for_unpool};
+///
+/// let device = Device::flex();
+/// let x = Tensor::<1, Int>::arange(1..26, &device).float().reshape([1, 1, 5, 5]);
+/// let attributes = MaxPoolAttributes::new(vec![2, 2]).with_strides(vec![2, 2]);
+/// let (_, indices) = max_pool_onnx_for_unpool(x.clone(), &attributes);
+/// let (_, onnx) = max_pool_onnx(x, &attributes);
+/// assert_eq!(indices.dtype(), device.settings().int_dtype.into());
+/// assert_eq!(indices.into_data().convert::<i64>(), onnx.into_data());
+/// ```
+///
+/// # Panics
+/// As [`max_pool_onnx`].
+pub fn max_pool_onnx_for_unpool<const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
+    attributes: &MaxPoolAttributes,
+) -> (Tensor<R, K>, Tensor<R, Int>) {
+    let global_len = x.dims().iter().fold(1usize, |n, &d| n.saturating_mul(d));
+    let dtype = or_panic_with(pool_index_dtype(&x.device(), global_len));
+    pool(x, attributes, dtype)
+}
+
+/// ONNX `MaxPool` with global indices of `index_dtype`, which holds every one of them.
+fn pool<const R: usize, K: UnpoolKind>(
+    x: Tensor<R, K>,
+    attributes: &MaxPoolAttributes,
+    index_dtype: DType,
+) -> (Tensor<R, K>, Tensor<R, Int>) {
     let dims = x.dims();
     let input_spatial = &dims[2..];
     let spec = attributes.spec(input_spatial);
@@ -172,8 +212,7 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
         1 => IndexOrder::ColumnMajor,
         _ => IndexOrder::RowMajor,
     };
-    // ONNX's indices are int64, whatever the device's default integer.
-    let plan = or_panic_with(PoolPlan::cached(&dims, &spec, DType::I64));
+    let plan = or_panic_with(PoolPlan::cached(&dims, &spec, index_dtype));
     assert_value_dtype(&x);
     if matches!(order, IndexOrder::RowMajor) {
         // Where the kernels write ONNX's global indices themselves (this crate's CPU kernels),
@@ -194,9 +233,9 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
         (y, indices)
     } else {
         // Devices without kernels: the composition, in either order.
-        or_panic_with(max_pool(x, &spec, order, DType::I64))
+        or_panic_with(max_pool(x, &spec, order, index_dtype))
     };
     let plane_len = dims[2..].iter().product();
-    let indices = per_plane_to_global(indices, plane_len).cast(DType::I64);
+    let indices = per_plane_to_global(indices, plane_len).cast(index_dtype);
     (y, indices)
 }

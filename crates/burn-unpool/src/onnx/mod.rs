@@ -16,7 +16,7 @@ pub use burn_unpool_shape::{AutoPad, OutputShapeRule};
 pub use indices::{
     column_major_to_row_major, global_to_per_plane, per_plane_to_global, row_major_to_column_major,
 };
-pub use max_pool::{MaxPoolAttributes, max_pool_onnx};
+pub use max_pool::{MaxPoolAttributes, max_pool_onnx, max_pool_onnx_for_unpool};
 pub use traced::{PoolIndexSource, plane_offsets};
 
 use crate::IndexLayout;

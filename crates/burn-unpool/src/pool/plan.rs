@@ -71,13 +71,17 @@ impl PoolPlan {
 
     /// The same pool with indices counted over the whole tensor (ONNX's `Indices`:
     /// `(n * C + c) * P + position`) instead of inside each plane, so that no pass after the
-    /// kernel adds the plane offsets. Only for an int64 plan, whose dtype holds every element of
-    /// a tensor; the CPU kernels honour it, the CubeCL kernels refuse it (see `addresses`).
+    /// kernel adds the plane offsets. Only for a plan whose dtype holds every element of the
+    /// input (the kernels convert positions with `as`); the CPU kernels honour it, the CubeCL
+    /// kernels refuse it (see `addresses`).
     pub(crate) fn with_global_indices(mut self) -> Self {
-        assert_eq!(
-            self.index_dtype,
-            DType::I64,
-            "global pool indices need an int64 plan"
+        let elements = self.input_shape.iter().fold(1u64, |n, &d| n.saturating_mul(d as u64));
+        let largest = crate::checks::largest_index(self.index_dtype).unwrap_or(0);
+        assert!(
+            elements.saturating_sub(1) <= largest,
+            "global pool indices of an input of shape {:?} do not fit {:?}",
+            self.input_shape,
+            self.index_dtype
         );
         self.global_indices = true;
         self
