@@ -75,7 +75,9 @@ pub struct IndexArithmetic {
 /// [`rewrite_max_pool`](crate::rewrite_max_pool); [`ModelGen`](crate::ModelGen) does.
 ///
 /// A model without that arithmetic is left unchanged, but for unused pool `Indices` outputs and
-/// nodes without consumers.
+/// nodes without consumers. Constants kept in external data files are not read (nothing is
+/// traced through them); [`ModelGen`](crate::ModelGen) first reads the small int64 ones into the
+/// model.
 pub fn rewrite_index_arithmetic(model: &mut ModelProto) -> IndexArithmetic {
     let Some(graph) = model.graph.as_mut() else {
         return IndexArithmetic::default();
@@ -490,7 +492,9 @@ fn scatter(graph: &GraphProto, uses: &Uses, position: usize) -> Option<Scatter> 
     let [data, indices, updates] = node.input.as_slice() else {
         return None;
     };
-    if !is_op(node, "ScatterND") || attribute(node, "reduction").is_some_and(|r| &r.s[..] != b"none") {
+    if !is_op(node, "ScatterND")
+        || attribute(node, "reduction").is_some_and(|r| &r.s[..] != b"none")
+    {
         return None;
     }
     // Zeros of a constant shape, flattened.
@@ -508,7 +512,9 @@ fn scatter(graph: &GraphProto, uses: &Uses, position: usize) -> Option<Scatter> 
     let (shape, _) = constant(graph, uses, output_shape)?;
     // Indices: Unsqueeze(flattened indices, [-1]) (axes an input from opset 13, before it an
     // attribute).
-    let unsqueeze = uses.producer(graph, indices).filter(|n| is_op(n, "Unsqueeze"))?;
+    let unsqueeze = uses
+        .producer(graph, indices)
+        .filter(|n| is_op(n, "Unsqueeze"))?;
     let axes = constant_or_attribute(graph, uses, unsqueeze, 1, "axes")?;
     if !matches!(axes.as_slice(), [-1] | [1]) {
         return None;

@@ -280,7 +280,9 @@ fn inline_small_integer_data(model: &mut ModelProto, model_dir: &Path) {
         let Ok(bytes) = fs::read(model_dir.join(relative)) else {
             continue;
         };
-        let range = usize::try_from(offset).ok().zip(usize::try_from(offset + length).ok());
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(offset + length).ok());
         let Some(data) = range.and_then(|(start, end)| bytes.get(start..end)) else {
             continue;
         };
@@ -383,7 +385,8 @@ mod tests {
 
     #[test]
     fn small_external_integers_are_read_into_the_model() {
-        let dir = std::env::temp_dir().join(format!("burn-unpool-onnx-inline-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("burn-unpool-onnx-inline-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let values: Vec<i64> = (0..200).map(|p| p * 2700).collect();
         let mut bytes = vec![0u8; 16];
@@ -391,8 +394,12 @@ mod tests {
         fs::write(dir.join("model.onnx.data"), bytes).unwrap();
         let mut model = ModelProto::new();
         let graph = model.graph.mut_or_insert_default();
-        graph.initializer.push(external("offsets", "model.onnx.data", 16, &values));
-        graph.initializer.push(external("outside", "../model.onnx.data", 16, &values));
+        graph
+            .initializer
+            .push(external("offsets", "model.onnx.data", 16, &values));
+        graph
+            .initializer
+            .push(external("outside", "../model.onnx.data", 16, &values));
         inline_small_integer_data(&mut model, &dir);
         let graph = &model.graph;
         assert!(graph.initializer[0].external_data.is_empty());

@@ -29,44 +29,16 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import torch
 from torch import nn
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "examples" / "onnx-import" / "model"))
+sys.path.insert(0, str(ROOT / "examples" / "segnet" / "benches"))
 from export import OPSET, register_unpool_symbolic  # noqa: E402
-
-
-class Block(nn.Sequential):
-    def __init__(self, c_in, c_out, kernel):
-        super().__init__(nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2),
-                         nn.BatchNorm2d(c_out), nn.ReLU())
-
-
-class SegNetBasic(nn.Module):
-    """examples/segnet/benches/segnet_basic_torch.py's network."""
-
-    def __init__(self, width=64, classes=11, kernel=7, stages=4):
-        super().__init__()
-        self.encoders = nn.ModuleList(Block(3 if i == 0 else width, width, kernel)
-                                      for i in range(stages))
-        self.decoders = nn.ModuleList(Block(width, width, kernel) for _ in range(stages))
-        self.pool = nn.MaxPool2d(2, 2, ceil_mode=True, return_indices=True)
-        self.unpool = nn.MaxUnpool2d(2, 2)
-        self.classifier = nn.Conv2d(width, classes, 1)
-
-    def forward(self, x):
-        trail = []
-        for encoder in self.encoders:
-            x = encoder(x)
-            size = [int(s) for s in x.shape[2:]]
-            x, indices = self.pool(x)
-            trail.append((indices, size))
-        for decoder, (indices, size) in zip(self.decoders, reversed(trail)):
-            x = decoder(self.unpool(x, indices, output_size=size))
-        return self.classifier(x)
+# The network of the SegNet training-step peer, whose output sizes are Python ints.
+from segnet_basic_torch import SegNetBasic  # noqa: E402
 
 
 class Skeleton(nn.Module):
@@ -100,7 +72,7 @@ def export(out, batches, height, width):
     for net in ("segnet_basic", "skeleton"):
         for batch in batches:
             torch.manual_seed(0)
-            model = (SegNetBasic() if net == "segnet_basic" else Skeleton()).eval()
+            model = (SegNetBasic(64, 11) if net == "segnet_basic" else Skeleton()).eval()
             x = inputs(net, batch, height, width)
             for exporter in ("legacy", "dynamo"):
                 path = out / f"{net}_{exporter}_b{batch}.onnx"

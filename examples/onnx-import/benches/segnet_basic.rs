@@ -198,12 +198,18 @@ mod bench {
                 unpool: MaxUnpool2dConfig::new([2, 2]).init(),
             };
             // The imported legacy model's tensors, applied by field name.
-            let tensors = match batch {
-                1 => segnet_basic_legacy_b1::Model::from_embedded(device).collect(None, None, false),
-                _ => segnet_basic_legacy_b4::Model::from_embedded(device).collect(None, None, false),
-            };
+            let tensors =
+                match batch {
+                    1 => segnet_basic_legacy_b1::Model::from_embedded(device)
+                        .collect(None, None, false),
+                    _ => segnet_basic_legacy_b4::Model::from_embedded(device)
+                        .collect(None, None, false),
+                };
             let applied = net.apply(tensors, None, None, false);
-            assert!(applied.errors.is_empty() && applied.missing.is_empty(), "{applied:?}");
+            assert!(
+                applied.errors.is_empty() && applied.missing.is_empty(),
+                "{applied:?}"
+            );
             net
         }
 

@@ -40,7 +40,7 @@ class SegNetBasic(nn.Module):
         trail = []
         for encoder in self.encoders:
             x = encoder(x)
-            size = x.shape[2:]
+            size = [int(s) for s in x.shape[2:]]  # ints: what ONNX export needs too
             x, indices = self.pool(x)
             trail.append((indices, size))
         for decoder, (indices, size) in zip(self.decoders, reversed(trail)):

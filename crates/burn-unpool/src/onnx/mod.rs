@@ -232,13 +232,18 @@ pub fn max_unpool_onnx_i64<const R: usize>(
     attributes: &MaxUnpoolAttributes,
     output_shape: &[i64],
 ) -> Tensor<R> {
-    let shape: Vec<usize> = output_shape
+    let shape = shape_from_i64(output_shape, "MaxUnpool: output_shape");
+    max_unpool_onnx(x, indices, attributes, Some(&shape))
+}
+
+/// A shape the generated code holds as ONNX int64 values; panics naming `what` for a negative
+/// entry.
+pub(crate) fn shape_from_i64(shape: &[i64], what: &str) -> Vec<usize> {
+    shape
         .iter()
         .map(|&d| {
-            usize::try_from(d).unwrap_or_else(|_| {
-                panic!("MaxUnpool: output_shape has a negative entry: {output_shape:?}")
-            })
+            usize::try_from(d)
+                .unwrap_or_else(|_| panic!("{what} has a negative entry: {shape:?}"))
         })
-        .collect();
-    max_unpool_onnx(x, indices, attributes, Some(&shape))
+        .collect()
 }

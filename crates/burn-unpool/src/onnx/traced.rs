@@ -62,7 +62,10 @@ pub fn plane_offsets<const R: usize>(shape: [usize; R], device: &Device) -> Tens
 /// (no arithmetic runs). Where the unpooling reads its indices in planes of the pool's input size
 /// and `plane_stride` is that size, every index lies in its own plane by construction, so the
 /// index check is skipped (on a GPU, the device read-back it costs); any other case does the
-/// arithmetic and checks the indices as an ONNX model computing them would.
+/// arithmetic and checks the indices as an ONNX model computing them would. Indices that are not
+/// that pool's are unpooled as unchecked indices are
+/// ([`MaxUnpoolOptions::without_index_check`](crate::MaxUnpoolOptions::without_index_check)): an
+/// index out of range is skipped, never written.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PoolIndexSource {
     /// `[N, C, D1..Dk]`: the shape of the pool's input.
@@ -95,14 +98,7 @@ impl PoolIndexSource {
     /// # Panics
     /// For a negative entry.
     pub fn from_i64(pool_input_shape: &[i64], plane_stride: Option<usize>) -> Self {
-        let shape: Vec<usize> = pool_input_shape
-            .iter()
-            .map(|&d| {
-                usize::try_from(d).unwrap_or_else(|_| {
-                    panic!("PoolIndexSource: the pool input shape has a negative entry: {pool_input_shape:?}")
-                })
-            })
-            .collect();
+        let shape = super::shape_from_i64(pool_input_shape, "PoolIndexSource: the pool input shape");
         Self::new(&shape, plane_stride)
     }
 

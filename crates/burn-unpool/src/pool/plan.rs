@@ -75,7 +75,10 @@ impl PoolPlan {
     /// input (the kernels convert positions with `as`); the CPU kernels honour it, the CubeCL
     /// kernels refuse it (see `addresses`).
     pub(crate) fn with_global_indices(mut self) -> Self {
-        let elements = self.input_shape.iter().fold(1u64, |n, &d| n.saturating_mul(d as u64));
+        let elements = self
+            .input_shape
+            .iter()
+            .fold(1u64, |n, &d| n.saturating_mul(d as u64));
         let largest = crate::checks::largest_index(self.index_dtype).unwrap_or(0);
         assert!(
             elements.saturating_sub(1) <= largest,
