@@ -108,7 +108,14 @@ impl CustomOp for MaxUnpoolOp {
     ) -> Result<TokenStream, ProcessError> {
         let unpool = UnpoolNode::read(node)?;
         let scatter = node.attrs.get_i64(SCATTER_PLACEMENT) == Some(1);
-        if !scatter {
+        // Indices re-based by PyTorch's exporter arithmetic come from PyTorch, whose rule is the
+        // default: a note that the rules differ would only alarm.
+        let from_pytorch = unpool
+            .pool
+            .as_ref()
+            .is_some_and(|p| p.plane_stride.is_some());
+        let pytorch_rule = from_pytorch && self.rule == OutputShapeRule::IndicesInOutputShape;
+        if !scatter && !pytorch_rule {
             self.note(&unpool);
         }
         let x = ctx.arg(&node.inputs[0]);

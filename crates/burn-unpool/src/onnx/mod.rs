@@ -242,8 +242,7 @@ pub(crate) fn shape_from_i64(shape: &[i64], what: &str) -> Vec<usize> {
     shape
         .iter()
         .map(|&d| {
-            usize::try_from(d)
-                .unwrap_or_else(|_| panic!("{what} has a negative entry: {shape:?}"))
+            usize::try_from(d).unwrap_or_else(|_| panic!("{what} has a negative entry: {shape:?}"))
         })
         .collect()
 }

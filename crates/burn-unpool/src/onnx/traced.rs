@@ -98,7 +98,8 @@ impl PoolIndexSource {
     /// # Panics
     /// For a negative entry.
     pub fn from_i64(pool_input_shape: &[i64], plane_stride: Option<usize>) -> Self {
-        let shape = super::shape_from_i64(pool_input_shape, "PoolIndexSource: the pool input shape");
+        let shape =
+            super::shape_from_i64(pool_input_shape, "PoolIndexSource: the pool input shape");
         Self::new(&shape, plane_stride)
     }
 
