@@ -362,8 +362,8 @@ fn pools_with_indices_burn_onnx_lacks_match_onnx_runtime() {
 }
 
 /// Models exported from PyTorch with the usual custom symbolic (global indices from a
-/// `Range/Mul/Add` subgraph, `output_shape` from `Shape/Slice/Concat`; the 3-d pools through the
-/// hook) give ONNX Runtime's output on every device, up to the float rounding of the convolutions
+/// `Range/Mul/Add` subgraph, `output_shape` from `Shape/Slice/Concat`; every pool with indices
+/// through the hook) give ONNX Runtime's output on every device, up to the float rounding of the convolutions
 /// (summed in another order; a moved maximum would differ by far more).
 #[test]
 fn models_exported_from_pytorch_match_onnx_runtime() {
@@ -385,8 +385,8 @@ fn models_exported_from_pytorch_match_onnx_runtime() {
         let case = "unpool1d_overlapping";
         let y = torch_unpool1d::Model::from_embedded(&device).forward(float(&input(case), &device));
         check(case, y, name);
-        // The dynamo exporter (weights in a .onnx.data file) writes the unpooling as ScatterND,
-        // which burn-onnx imports; its 3-d pool comes through the hook.
+        // The dynamo exporter (weights in a .onnx.data file) writes the unpooling as ScatterND
+        // into zeros, which imports as this crate's unpooling of the pool's own indices.
         let case = "segnet2d_dynamo";
         let y =
             dynamo_segnet2d::Model::from_embedded(&device).forward(float(&input(case), &device));

@@ -9,7 +9,7 @@ does: PyTorch's per-plane indices become ONNX's global ones
 through a `Shape/Gather/Mul/Range/Reshape/Add` subgraph, and the output size becomes an
 `output_shape` computed by `Shape/Slice/Concat`. The pools export as PyTorch's exporter writes
 them: `MaxPool` with `Indices`, and a second 1x1 `MaxPool` whose indices turn the global ones
-per-plane. The 2-d model imports through burn-onnx's pools, the 3-d one through burn-unpool-onnx's.
+per-plane. Every pool with indices imports through burn-unpool-onnx's hook.
 
 Usage: python tests/scripts/torch_export.py  (needs numpy, torch, onnx, onnxruntime, onnxscript)
 """
