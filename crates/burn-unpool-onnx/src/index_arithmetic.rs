@@ -30,7 +30,7 @@ use onnx_ir::{
     TensorProto,
 };
 
-use crate::rewrite::{DOMAIN, MAX_POOL, OP_TYPE, is_default_domain};
+use crate::rewrite::{DOMAIN, INTEGER_TYPES, MAX_POOL, OP_TYPE, is_default_domain};
 
 /// The node that replaces PyTorch's 1x1 base-offset pool and its slice:
 /// `burn_unpool::onnx::plane_offsets` of its one input's shape.
@@ -65,6 +65,15 @@ pub struct IndexArithmetic {
     pub traced_unpools: usize,
     /// Nodes removed because nothing used them any more.
     pub removed_nodes: usize,
+}
+
+impl std::ops::AddAssign for IndexArithmetic {
+    fn add_assign(&mut self, other: Self) {
+        self.plane_offsets += other.plane_offsets;
+        self.scatters += other.scatters;
+        self.traced_unpools += other.traced_unpools;
+        self.removed_nodes += other.removed_nodes;
+    }
 }
 
 /// Recognises the index arithmetic of PyTorch's exporters in `model`'s main graph (see the
@@ -116,10 +125,8 @@ impl Uses {
                 consumers.entry(input.clone()).or_default().push(position);
             }
             // Subgraphs read values of the graph around them by name.
-            for attribute in &node.attribute {
-                for body in attribute.g.as_ref().into_iter().chain(&attribute.graphs) {
-                    subgraph_reads(body, &mut read_elsewhere);
-                }
+            for body in subgraphs(node) {
+                subgraph_reads(body, &mut read_elsewhere);
             }
         }
         Self {
@@ -151,10 +158,8 @@ impl Uses {
 fn subgraph_reads(graph: &GraphProto, reads: &mut BTreeSet<String>) {
     for node in &graph.node {
         reads.extend(node.input.iter().filter(|i| !i.is_empty()).cloned());
-        for attribute in &node.attribute {
-            for body in attribute.g.as_ref().into_iter().chain(&attribute.graphs) {
-                subgraph_reads(body, reads);
-            }
+        for body in subgraphs(node) {
+            subgraph_reads(body, reads);
         }
     }
     reads.extend(graph.output.iter().map(|o| o.name.clone()));
@@ -172,18 +177,43 @@ fn int(node: &NodeProto, name: &str) -> Option<i64> {
     attribute(node, name).map(|a| a.i)
 }
 
+/// An integer attribute, as this rewrite marks nodes.
+fn int_attribute(name: &str, value: i64) -> AttributeProto {
+    let mut attribute = AttributeProto::new();
+    attribute.name = name.into();
+    attribute.type_ = AttributeType::INT.into();
+    attribute.i = value;
+    attribute
+}
+
 fn is_op(node: &NodeProto, op_type: &str) -> bool {
     node.op_type == op_type && is_default_domain(&node.domain)
 }
 
+/// An `op_type` node in ONNX's domain or already moved to [`DOMAIN`].
+fn is_either_domain_op(node: &NodeProto, op_type: &str) -> bool {
+    node.op_type == op_type && (is_default_domain(&node.domain) || node.domain == DOMAIN)
+}
+
 /// A `MaxPool` this crate imports or burn-onnx does (either domain).
 fn is_max_pool(node: &NodeProto) -> bool {
-    node.op_type == MAX_POOL && (is_default_domain(&node.domain) || node.domain == DOMAIN)
+    is_either_domain_op(node, MAX_POOL)
+}
+
+/// The graphs in `node`'s attributes (the bodies of `If`, `Loop`, `Scan`).
+fn subgraphs(node: &NodeProto) -> impl Iterator<Item = &GraphProto> {
+    node.attribute
+        .iter()
+        .flat_map(|attribute| attribute.g.as_ref().into_iter().chain(&attribute.graphs))
 }
 
 /// The integer values and shape of a constant: an initializer or a `Constant` node's output.
 fn constant(graph: &GraphProto, uses: &Uses, name: &str) -> Option<(Vec<i64>, Vec<usize>)> {
     let from_tensor = |tensor: &TensorProto| {
+        // Only integer tensors can be these constants: weights are not copied to find that out.
+        if !INTEGER_TYPES.contains(&tensor.data_type) {
+            return None;
+        }
         let shape = tensor.dims.iter().map(|&d| d as usize).collect();
         let values = TensorData::try_from(tensor.clone())
             .ok()?
@@ -584,11 +614,7 @@ fn route_scatters(graph: &mut GraphProto) -> usize {
             ints.ints = ones.clone();
             unpool.attribute.push(ints);
         }
-        let mut placement = AttributeProto::new();
-        placement.name = SCATTER_PLACEMENT.into();
-        placement.type_ = AttributeType::INT.into();
-        placement.i = 1;
-        unpool.attribute.push(placement);
+        unpool.attribute.push(int_attribute(SCATTER_PLACEMENT, 1));
         let replacement = [
             node("Shape", &[&pool_indices], &shape),
             node("Reshape", &[&found.updates, &shape], &values),
@@ -609,8 +635,7 @@ fn trace_unpool_indices(graph: &mut GraphProto) -> usize {
     let uses = Uses::of(graph);
     let mut traced: Vec<(usize, Traced)> = Vec::new();
     for (position, node) in graph.node.iter().enumerate() {
-        let unpool =
-            node.op_type == OP_TYPE && (is_default_domain(&node.domain) || node.domain == DOMAIN);
+        let unpool = is_either_domain_op(node, OP_TYPE);
         if !unpool || !(2..=3).contains(&node.input.len()) {
             continue;
         }
@@ -634,11 +659,9 @@ fn trace_unpool_indices(graph: &mut GraphProto) -> usize {
         }
         unpool.input.push(shape);
         if let Some(stride) = found.plane_stride {
-            let mut attribute = AttributeProto::new();
-            attribute.name = POOL_PLANE_STRIDE.into();
-            attribute.type_ = AttributeType::INT.into();
-            attribute.i = stride;
-            unpool.attribute.push(attribute);
+            unpool
+                .attribute
+                .push(int_attribute(POOL_PLANE_STRIDE, stride));
         }
     }
     traced.len()
@@ -693,10 +716,8 @@ fn mark_indices_for_unpool(graph: &mut GraphProto) {
         .map(|(position, _)| position)
         .collect();
     for position in internal {
-        let mut attribute = AttributeProto::new();
-        attribute.name = INDICES_FOR_UNPOOL.into();
-        attribute.type_ = AttributeType::INT.into();
-        attribute.i = 1;
-        graph.node[position].attribute.push(attribute);
+        graph.node[position]
+            .attribute
+            .push(int_attribute(INDICES_FOR_UNPOOL, 1));
     }
 }

@@ -179,10 +179,7 @@ impl ModelGen {
             let (staged, moved) = stage(input, &staging, !self.node_by_node);
             max_unpool_nodes += moved.unpools;
             max_pool_nodes += moved.pools;
-            index_arithmetic.plane_offsets += moved.arithmetic.plane_offsets;
-            index_arithmetic.scatters += moved.arithmetic.scatters;
-            index_arithmetic.traced_unpools += moved.arithmetic.traced_unpools;
-            index_arithmetic.removed_nodes += moved.arithmetic.removed_nodes;
+            index_arithmetic += moved.arithmetic;
             generator.input(staged.to_str().expect("a UTF-8 path"));
         }
         if from_script {

@@ -20,7 +20,7 @@ pub const OP_TYPE: &str = "MaxUnpool";
 pub const MAX_POOL: &str = "MaxPool";
 
 /// ONNX `TensorProto.DataType` codes of the integer types.
-const INTEGER_TYPES: [i32; 8] = [2, 3, 4, 5, 6, 7, 12, 13];
+pub(crate) const INTEGER_TYPES: [i32; 8] = [2, 3, 4, 5, 6, 7, 12, 13];
 
 /// The attribute that keeps a moved node's ONNX name: onnx-ir renames nodes (`custom1`, ...), and
 /// build-time messages should name the node as the model does.

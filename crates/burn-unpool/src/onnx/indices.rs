@@ -1,7 +1,7 @@
 //! Conversions between the index conventions of Burn (per plane, row-major) and ONNX (global,
 //! optionally column-major inside each plane).
 
-use burn::tensor::{DType, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
 use crate::checks::largest_index;
 use crate::composed::pool::{IndexOrder, fastest_first, strides};
@@ -192,13 +192,25 @@ fn plane_offsets<const R: usize>(
                  positions than i64::MAX"
             )
         });
-    let offsets: Vec<i64> = (0..planes).map(|p| (p * plane_len) as i64).collect();
+    let dtype = widened_dtype(indices.dtype(), global_len.saturating_sub(1), signed);
+    // Below i64::MAX: `global_len` was checked.
+    let tensor = plane_ramp(dims, plane_len as i64, &indices.device(), dtype);
+    PlaneOffsets { tensor, dtype }
+}
+
+/// `(n*C + c) * step` for every plane of a tensor of shape `dims` (`[N, C, ..]`), shaped
+/// `[N, C, 1, ..]`, in `dtype`: the per-plane terms of every global-index conversion.
+pub(crate) fn plane_ramp<const R: usize>(
+    dims: [usize; R],
+    step: i64,
+    device: &Device,
+    dtype: DType,
+) -> Tensor<R, Int> {
+    let planes = (dims[0] * dims[1]) as i64;
+    let ramp: Vec<i64> = (0..planes).map(|p| p * step).collect();
     let mut shape = [1; R];
     shape[..2].copy_from_slice(&dims[..2]);
-    let device = indices.device();
-    let dtype = widened_dtype(indices.dtype(), global_len.saturating_sub(1), signed);
-    let tensor = Tensor::<R, Int>::from_data(TensorData::new(offsets, shape), (&device, dtype));
-    PlaneOffsets { tensor, dtype }
+    Tensor::from_data(TensorData::new(ramp, shape), (device, dtype))
 }
 
 /// `dtype`, or i64 where `dtype` cannot hold `max_index` (or is unsigned and `signed` is asked).

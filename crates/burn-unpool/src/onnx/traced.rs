@@ -2,7 +2,9 @@
 //! computes with a full 1x1 pool, and a `MaxUnpool` whose indices it traced back to a `MaxPool` of
 //! the same model.
 
-use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Int, Tensor};
+
+use super::indices::plane_ramp;
 
 /// `(n*C + c) * D1*..*Dk` for every plane of an `[N, C, D1..Dk]` tensor, as an int64 tensor of
 /// shape `[N, C, 1, ..]`: each plane's first global index.
@@ -40,14 +42,9 @@ pub fn plane_offsets<const R: usize>(shape: [usize; R], device: &Device) -> Tens
         fits,
         "plane_offsets: a tensor of shape {shape:?} has more elements than i64::MAX"
     );
-    let (planes, plane_len) = (planes.unwrap_or(0), plane_len.unwrap_or(0));
-    let offsets: Vec<i64> = (0..planes).map(|p| (p * plane_len) as i64).collect();
-    let mut offsets_shape = [1; R];
-    offsets_shape[..2].copy_from_slice(&shape[..2]);
-    Tensor::from_data(
-        TensorData::new(offsets, offsets_shape),
-        (device, DType::I64),
-    )
+    // Below i64::MAX: checked above.
+    let plane_len = plane_len.unwrap_or(0) as i64;
+    plane_ramp(shape, plane_len, device, DType::I64)
 }
 
 /// Where an imported `MaxUnpool`'s indices come from, when the importer traced them to a `MaxPool`
@@ -127,16 +124,8 @@ impl PoolIndexSource {
         let Some(stride) = self.plane_stride.filter(|&s| s != plane_len) else {
             return indices;
         };
-        let dims = indices.dims();
-        let planes = dims[0] * dims[1];
         let step = stride as i64 - plane_len as i64;
-        let offsets: Vec<i64> = (0..planes as i64).map(|p| p * step).collect();
-        let mut shape = [1; R];
-        shape[..2].copy_from_slice(&dims[..2]);
-        let offsets = Tensor::<R, Int>::from_data(
-            TensorData::new(offsets, shape),
-            (&indices.device(), DType::I64),
-        );
+        let offsets = plane_ramp(indices.dims(), step, &indices.device(), DType::I64);
         indices.cast(DType::I64) + offsets
     }
 }
@@ -145,6 +134,7 @@ impl PoolIndexSource {
 mod tests {
     use super::*;
     use crate::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
+    use burn::tensor::TensorData;
 
     #[test]
     fn plane_offsets_read_the_shape_only() {
