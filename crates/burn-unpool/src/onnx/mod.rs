@@ -186,7 +186,8 @@ impl MaxUnpoolAttributes {
 ///
 /// # Panics
 /// With a message naming the problem and the values for a malformed attribute, a wrong
-/// `output_shape`, or an index out of range.
+/// `output_shape`, an index out of range, or a [`PoolIndexSource`] whose pool input has another
+/// rank, `N` or `C` than `x`.
 pub fn max_unpool_onnx<const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,
@@ -198,8 +199,9 @@ pub fn max_unpool_onnx<const R: usize>(
         let plan = or_panic(plan_for(&x, &indices, request));
         return unpool(x, indices, plan);
     };
+    source.assert_planes_of(&x.dims());
     let plan = or_panic(plan_for(&x, &indices, request.clone()));
-    if source.indices_are_the_pools(&x.dims(), plan.index_plane_len()) {
+    if source.indices_are_the_pools(plan.index_plane_len()) {
         return unpool(x, indices, plan.with_indices_trusted());
     }
     let indices = source.rebase(indices);

@@ -108,14 +108,26 @@ impl PoolIndexSource {
         }
     }
 
-    /// Whether the re-based indices are the pool's own `Indices` for an unpooling of `x_shape`
-    /// whose indices are read in planes of `index_plane_len` elements: then each lies in its plane.
-    pub(crate) fn indices_are_the_pools(&self, x_shape: &[usize], index_plane_len: usize) -> bool {
+    /// Refuses a pool input whose rank, `N` or `C` contradicts `x`'s: the pool's indices have
+    /// `x`'s shape, so its planes are `x`'s.
+    #[track_caller]
+    pub(crate) fn assert_planes_of(&self, x_shape: &[usize]) {
+        let agree = self.pool_input_shape.len() == x_shape.len()
+            && self.pool_input_shape.get(..2) == x_shape.get(..2);
+        assert!(
+            agree,
+            "max_unpool_onnx: the indices' pool has input shape {:?}, but x has shape {x_shape:?}: \
+             the rank, N and C must be x's",
+            self.pool_input_shape
+        );
+    }
+
+    /// Whether the re-based indices are the pool's own `Indices` read in planes of
+    /// `index_plane_len` elements (for an `x` whose planes are the pool's, see
+    /// [`Self::assert_planes_of`]): then each lies in its plane.
+    pub(crate) fn indices_are_the_pools(&self, index_plane_len: usize) -> bool {
         let plane_len = self.pool_plane_len();
-        self.pool_input_shape.len() == x_shape.len()
-            && self.pool_input_shape[..2] == x_shape[..2]
-            && self.plane_stride.unwrap_or(plane_len) == plane_len
-            && index_plane_len == plane_len
+        self.plane_stride.unwrap_or(plane_len) == plane_len && index_plane_len == plane_len
     }
 
     /// The indices as the model's arithmetic computes them from the pool's `indices`.
@@ -187,6 +199,21 @@ mod tests {
         let mut expected = vec![0.0; 20];
         (expected[5], expected[2], expected[10], expected[17]) = (1.0, 2.0, 3.0, 4.0);
         assert_eq!(wider, expected);
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "max_unpool_onnx: the indices' pool has input shape [1, 3, 2, 4], \
+                               but x has shape [1, 2, 1, 2]: the rank, N and C must be x's"
+    )]
+    fn a_pool_of_other_planes_than_x_is_refused() {
+        let device = Device::flex();
+        let x = Tensor::<4>::zeros([1, 2, 1, 2], &device);
+        let indices = Tensor::<4, Int>::zeros([1, 2, 1, 2], &device);
+        let attributes = MaxUnpoolAttributes::new(vec![2, 2])
+            .with_strides(vec![2, 2])
+            .with_pool_indices(PoolIndexSource::new(&[1, 3, 2, 4], None));
+        max_unpool_onnx(x, indices, &attributes, Some(&[1, 2, 2, 4]));
     }
 
     #[test]
