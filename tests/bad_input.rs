@@ -503,6 +503,94 @@ fn pool_indices_with_options_that_ask_another_layout_or_size() {
     }
 }
 
+/// Options that contradict the pool that made the indices are refused, naming both values: they
+/// were once replaced by the pool's without a word (a 2x2 pool's indices with options of kernel
+/// 3 gave a 6 x 6 output, where the same indices as a raw tensor give 9 x 9).
+#[test]
+fn pool_indices_with_options_of_another_geometry() {
+    use burn::tensor::ops::MaxPoolOptions;
+    let pool = MaxPoolOptions::new([2, 2]);
+    let from_pool = || MaxUnpoolOptions::from_pool(&pool);
+    let contradictions: [(MaxUnpoolOptions<2>, &[&str]); 4] = [
+        (
+            MaxUnpoolOptions::new([3, 3]),
+            &[
+                "kernel_size [3, 3] (the pool's: [2, 2])",
+                "stride [3, 3] (the pool's: [2, 2])",
+            ],
+        ),
+        (
+            from_pool().with_stride([1, 2]),
+            &["stride [1, 2] (the pool's: [2, 2])"],
+        ),
+        (
+            from_pool().with_padding_pairs([(1, 0), (0, 0)]),
+            &["padding [(1, 0), (0, 0)] (the pool's: [(0, 0), (0, 0)])"],
+        ),
+        (
+            from_pool().with_dilation([2, 1]),
+            &["dilation [2, 1] (the pool's: [1, 1])"],
+        ),
+    ];
+    for (name, d) in devices() {
+        let image = Tensor::<4>::ones([1, 1, 6, 6], &d);
+        let (pooled, indices) = burn_unpool::max_pool2d_with_indices(image, pool.clone());
+        for (options, parts) in &contradictions {
+            let forward = || {
+                drop(max_unpool2d(
+                    pooled.clone(),
+                    indices.clone(),
+                    options.clone(),
+                ))
+            };
+            let text = message(forward);
+            assert!(text.contains("contradict"), "{name}: {text}");
+            for part in *parts {
+                assert!(text.contains(part), "{name}: {text:?} lacks {part:?}");
+            }
+            let grad = Tensor::<4>::ones([1, 1, 6, 6], &d);
+            let backward = || {
+                drop(max_unpool_backward(
+                    grad.clone(),
+                    indices.clone(),
+                    options.clone(),
+                ))
+            };
+            assert_message(backward, parts);
+        }
+        // The same indices as a raw tensor follow the options.
+        let raw = indices.clone().into_tensor();
+        let unpooled = max_unpool2d(pooled.clone(), raw, MaxUnpoolOptions::new([3, 3]));
+        assert_eq!(unpooled.dims(), [1, 1, 9, 9], "{name}");
+        // And the pool's own options pass.
+        let unpooled = max_unpool2d(pooled, indices, from_pool());
+        assert_eq!(unpooled.dims(), [1, 1, 6, 6], "{name}");
+    }
+}
+
+/// ONNX's `pads` and `auto_pad` cannot both be set: explicit pads beside an `auto_pad` that
+/// computes the padding were once dropped without a word.
+#[test]
+fn onnx_pool_with_pads_and_auto_pad() {
+    use burn_unpool::onnx::{AutoPad, MaxPoolAttributes, max_pool_onnx};
+    for (name, d) in devices() {
+        let x = Tensor::<4>::ones([1, 1, 5, 5], &d);
+        let attributes = MaxPoolAttributes::new(vec![3, 3])
+            .with_strides(vec![2, 2])
+            .with_pads(vec![1, 1, 0, 0])
+            .with_auto_pad(AutoPad::SameUpper);
+        let text = message(|| drop(max_pool_onnx(x.clone(), &attributes)));
+        assert!(
+            text.contains("pads [1, 1, 0, 0] contradict auto_pad SameUpper"),
+            "{name}: {text}"
+        );
+        // Zero pads say nothing, so they sit beside auto_pad as exporters write them.
+        let zeros = attributes.with_pads(vec![0; 4]);
+        let (y, _) = max_pool_onnx(x, &zeros);
+        assert_eq!(y.dims(), [1, 1, 3, 3], "{name}");
+    }
+}
+
 /// The index check's word keeps its contract on every backend: bit 0 exactly when some index is
 /// out of range; bit 1 clear only where every index has an output position of its own (the
 /// backends that do not look always set it).

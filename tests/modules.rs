@@ -1,12 +1,12 @@
 //! The modules: configs round-trip through JSON, display like Burn's pools, and pair with Burn's
 //! pool modules.
 
-use burn::nn::PaddingConfig2d;
 use burn::nn::pool::{MaxPool1dConfig, MaxPool2dConfig};
+use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
 use burn::tensor::{Int, Tensor, TensorData};
 use burn_unpool::IndexLayout;
 use burn_unpool::nn::{
-    MaxPoolWithIndices, MaxUnpool1dConfig, MaxUnpool2dConfig, MaxUnpool3dConfig,
+    MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool1dConfig, MaxUnpool2dConfig, MaxUnpool3dConfig,
 };
 use burn_unpool_tests::{assert_bit_equal, devices, reference_forward, reference_targets};
 
@@ -14,19 +14,29 @@ use burn_unpool_tests::{assert_bit_equal, devices, reference_forward, reference_
 fn configs_round_trip_through_json() {
     let config = MaxUnpool2dConfig::new([3, 3])
         .with_strides([2, 2])
-        .with_padding([(1, 0), (0, 1)]);
+        .with_padding(PaddingConfig2d::Explicit(1, 0, 0, 1))
+        .with_ceil_mode(true);
     let json = serde_json::to_string(&config).unwrap();
     let back: MaxUnpool2dConfig = serde_json::from_str(&json).unwrap();
     assert_eq!(
-        (back.kernel_size, back.strides, back.padding, back.dilation),
-        ([3, 3], [2, 2], [(1, 0), (0, 1)], [1, 1])
+        (
+            back.kernel_size,
+            back.strides,
+            back.dilation,
+            back.ceil_mode
+        ),
+        ([3, 3], [2, 2], [1, 1], true)
     );
+    assert_eq!(back.padding, PaddingConfig2d::Explicit(1, 0, 0, 1));
 
+    // The defaults are Burn's pool configs' defaults.
     let defaults = MaxUnpool3dConfig::new([2, 2, 2]);
+    let pool = MaxPool3dConfig::new([2, 2, 2]);
     assert_eq!(
-        (defaults.strides, defaults.padding, defaults.dilation),
-        ([2, 2, 2], [(0, 0); 3], [1, 1, 1])
+        (defaults.strides, defaults.dilation, defaults.ceil_mode),
+        (pool.strides, pool.dilation, pool.ceil_mode)
     );
+    assert_eq!(defaults.padding, pool.padding);
 }
 
 #[test]
@@ -34,7 +44,13 @@ fn display_matches_burns_pool_style() {
     let unpool = MaxUnpool2dConfig::new([2, 2]).init();
     assert_eq!(
         unpool.to_string(),
-        "MaxUnpool2d {kernel_size: [2, 2], stride: [2, 2], padding: [(0, 0), (0, 0)], dilation: [1, 1], requires_output_size: false}"
+        "MaxUnpool2d {kernel_size: [2, 2], stride: [2, 2], padding: Valid, dilation: [1, 1], ceil_mode: false}"
+    );
+    // Burn's pool prints the same fields the same way.
+    let pool = MaxPool2dConfig::new([2, 2]).init();
+    assert_eq!(
+        pool.to_string().replacen("MaxPool2d", "MaxUnpool2d", 1),
+        unpool.to_string()
     );
 }
 
@@ -44,12 +60,116 @@ fn unpool_config_from_pool_config() {
         .with_strides([2, 2])
         .with_padding(PaddingConfig2d::Explicit(1, 0, 1, 0));
     let unpool = MaxUnpool2dConfig::from(&pool);
-    assert_eq!(
-        (unpool.kernel_size, unpool.strides, unpool.padding),
-        ([3, 3], [2, 2], [(1, 1), (0, 0)])
-    );
+    assert_eq!((unpool.kernel_size, unpool.strides), ([3, 3], [2, 2]));
+    assert_eq!(unpool.padding, PaddingConfig2d::Explicit(1, 0, 1, 0));
     let unpool = MaxUnpool1dConfig::from(&MaxPool1dConfig::new(4).with_stride(2));
-    assert_eq!((unpool.kernel_size, unpool.strides), ([4], [2]));
+    assert_eq!((unpool.kernel_size, unpool.stride), (4, 2));
+}
+
+/// A config pair written for Burn's pool carries over to the unpooling by renaming the type:
+/// the same builder methods take the same argument types (this test fails to compile
+/// otherwise), and give the config `From` gives.
+#[test]
+fn a_pool_config_written_by_hand_carries_over_to_the_unpool_config() {
+    macro_rules! written_as {
+        ($config:ident, $kernel:expr, $with_stride:ident($stride:expr), $padding:expr, $dilation:expr) => {
+            $config::new($kernel)
+                .$with_stride($stride)
+                .with_padding($padding)
+                .with_dilation($dilation)
+                .with_ceil_mode(true)
+        };
+    }
+    let pool = written_as!(
+        MaxPool1dConfig,
+        3,
+        with_stride(2),
+        PaddingConfig1d::Explicit(1, 0),
+        2
+    );
+    let unpool = written_as!(
+        MaxUnpool1dConfig,
+        3,
+        with_stride(2),
+        PaddingConfig1d::Explicit(1, 0),
+        2
+    );
+    let from = MaxUnpool1dConfig::from(&pool);
+    assert_eq!(unpool.to_string(), from.to_string());
+    let padding = PaddingConfig2d::Explicit(1, 0, 1, 0);
+    let pool = written_as!(
+        MaxPool2dConfig,
+        [3, 3],
+        with_strides([2, 1]),
+        padding.clone(),
+        [1, 2]
+    );
+    let unpool = written_as!(
+        MaxUnpool2dConfig,
+        [3, 3],
+        with_strides([2, 1]),
+        padding,
+        [1, 2]
+    );
+    assert_eq!(
+        unpool.to_string(),
+        MaxUnpool2dConfig::from(&pool).to_string()
+    );
+    let padding = PaddingConfig3d::Explicit(1, 0, 1);
+    let pool = written_as!(
+        MaxPool3dConfig,
+        [3, 2, 3],
+        with_strides([2, 2, 1]),
+        padding.clone(),
+        [1, 1, 2]
+    );
+    let unpool = written_as!(
+        MaxUnpool3dConfig,
+        [3, 2, 3],
+        with_strides([2, 2, 1]),
+        padding,
+        [1, 1, 2]
+    );
+    assert_eq!(
+        unpool.to_string(),
+        MaxUnpool3dConfig::from(&pool).to_string()
+    );
+    assert!(unpool.ceil_mode && from.ceil_mode);
+}
+
+/// A layer refuses the indices of a pool it does not invert, naming both values, instead of
+/// unpooling with the pool's geometry.
+#[test]
+fn a_layer_refuses_the_indices_of_a_pool_it_does_not_invert() {
+    let pool_config = MaxPool2dConfig::new([2, 2]);
+    let cases = [
+        (
+            MaxUnpool2dConfig::new([3, 3]),
+            "kernel_size [3, 3] (the pool's: [2, 2])",
+        ),
+        (
+            MaxUnpool2dConfig::new([2, 2]).with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1)),
+            "padding [(1, 1), (1, 1)] (the pool's: [(0, 0), (0, 0)])",
+        ),
+        (
+            MaxUnpool2dConfig::new([2, 2]).with_ceil_mode(true),
+            "ceil_mode true, but the indices come from a pool with ceil_mode false",
+        ),
+    ];
+    for (name, device) in devices() {
+        let (pooled, indices) = pool_config
+            .init()
+            .forward_with_indices(ramp(&device, [1, 2, 4, 4]));
+        for (config, part) in &cases {
+            let unpool = config.init();
+            let text = panic_message(|| drop(unpool.forward(pooled.clone(), indices.clone())));
+            assert!(text.contains(part), "{name}: {text:?} lacks {part:?}");
+            let text = panic_message(|| {
+                drop(unpool.forward_with_output_size(pooled.clone(), indices.clone(), [4, 4]))
+            });
+            assert!(text.contains(part), "{name}: {text:?} lacks {part:?}");
+        }
+    }
 }
 
 #[test]
@@ -113,7 +233,7 @@ fn same_padding_pool_with_stride_is_inverted_with_the_input_size() {
         .with_padding(PaddingConfig2d::Same);
     let unpool = MaxUnpool2dConfig::from(&pool_config).init();
     assert!(
-        unpool.requires_output_size,
+        unpool.requires_output_size(),
         "Same with stride 2 hides the input size"
     );
     for (name, device) in devices() {
@@ -147,13 +267,12 @@ fn same_padding_at_stride_1_and_ceil_mode_pools() {
         .with_strides([1, 1])
         .with_padding(PaddingConfig2d::Same);
     let unpool = MaxUnpool2dConfig::from(&same);
-    assert_eq!(unpool.padding, [(1, 1), (0, 1)]);
-    assert!(!unpool.requires_output_size);
+    assert!(!unpool.requires_output_size());
     // ceil_mode: a 5-wide input and a 6-wide one pool to the same 3 columns.
     let ceil = MaxPool2dConfig::new([2, 2]).with_ceil_mode(true);
-    assert!(MaxUnpool2dConfig::from(&ceil).requires_output_size);
+    assert!(MaxUnpool2dConfig::from(&ceil).requires_output_size());
     let ceil_1d = MaxPool1dConfig::new(2).with_ceil_mode(true);
-    assert!(MaxUnpool1dConfig::from(&ceil_1d).requires_output_size);
+    assert!(MaxUnpool1dConfig::from(&ceil_1d).requires_output_size());
 
     for (name, device) in devices() {
         let (pooled, indices) = same

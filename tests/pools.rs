@@ -150,11 +150,7 @@ fn the_module_pools_as_the_function_and_its_indices_unpool_without_an_output_siz
             .with_dilation(triple(&case.dilation))
             .with_ceil_mode(case.ceil_mode);
         let pool = config.init();
-        let unpool = MaxUnpool3dConfig::new(triple(&case.kernel))
-            .with_strides(triple(&case.stride))
-            .with_padding(triple(&case.padding).map(|p| (p, p)))
-            .with_dilation(triple(&case.dilation))
-            .init();
+        let unpool = MaxUnpool3dConfig::from(&config).init();
         let targets = reference_targets(
             &case.indices,
             &case.pooled_shape,

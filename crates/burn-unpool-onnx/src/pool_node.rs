@@ -69,6 +69,14 @@ impl PoolNode {
                 ))
             })?,
         };
+        // ONNX: `pads` "cannot be used simultaneously with auto_pad"; zeros say nothing.
+        let padded = pads.as_ref().is_some_and(|p| p.iter().any(|&p| p != 0));
+        if auto_pad != AutoPad::NotSet && padded {
+            return Err(invalid(format!(
+                "pads {:?} contradict auto_pad {auto_pad:?}, which computes the padding",
+                pads.as_deref().unwrap_or_default()
+            )));
+        }
         let flag = |name| node.attrs.get_i64(name).unwrap_or(0);
         let ceil_mode = match flag("ceil_mode") {
             0 => false,

@@ -160,6 +160,52 @@ pub(crate) fn pool_indices_use(
     })
 }
 
+/// The indices of this crate's pool bring the pool's geometry: options that say another kernel
+/// size, stride, padding or dilation contradict them. (Options of another rank are left to the
+/// rank check, which names the rank.)
+pub(crate) fn pool_geometry_use(
+    pool: &PoolGeometry,
+    asked: &PoolGeometry,
+) -> Result<(), UnpoolError> {
+    if pool.dims() != asked.dims() {
+        return Ok(());
+    }
+    let fields = [
+        (
+            "kernel_size",
+            format!("{:?}", asked.kernel_size),
+            format!("{:?}", pool.kernel_size),
+        ),
+        (
+            "stride",
+            format!("{:?}", asked.stride),
+            format!("{:?}", pool.stride),
+        ),
+        (
+            "padding",
+            format!("{:?}", asked.padding),
+            format!("{:?}", pool.padding),
+        ),
+        (
+            "dilation",
+            format!("{:?}", asked.dilation),
+            format!("{:?}", pool.dilation),
+        ),
+    ];
+    let differences: Vec<String> = fields
+        .into_iter()
+        .filter(|(_, asked, pool)| asked != pool)
+        .map(|(name, asked, pool)| format!("{name} {asked} (the pool's: {pool})"))
+        .collect();
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(UnpoolError::PoolGeometryContradicted {
+            differences: differences.join(", "),
+        })
+    }
+}
+
 /// The largest non-negative value of an integer dtype; `None` for other dtypes.
 pub(crate) fn largest_index(dtype: DType) -> Option<u64> {
     Some(match dtype {

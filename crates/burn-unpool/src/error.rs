@@ -160,6 +160,12 @@ pub enum UnpoolError {
         /// The pool's input size.
         input_size: Vec<usize>,
     },
+    /// Indices of one of this crate's pools, with options whose kernel size, stride, padding or
+    /// dilation differ from the pool's.
+    PoolGeometryContradicted {
+        /// Each differing field: the options' values and the pool's.
+        differences: String,
+    },
     /// An output gradient whose shape is not the output's.
     GradientShape {
         /// The output shape.
@@ -294,6 +300,12 @@ impl fmt::Display for UnpoolError {
                 f,
                 "max_unpool: the indices come from a pool of input size {input_size:?} and address \
                  it per plane, but the options ask for {asked}"
+            ),
+            Self::PoolGeometryContradicted { differences } => write!(
+                f,
+                "max_unpool: the indices come from a pool whose geometry the options contradict: \
+                 {differences}; unpool with the pool's own options \
+                 (MaxUnpoolOptions::from_pool), or unpool PoolIndices::into_tensor() as raw indices"
             ),
             Self::GradientShape { expected, got } => write!(
                 f,

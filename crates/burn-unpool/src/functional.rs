@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Device, DispatchTensor, Int, Tensor};
 
-use crate::backend::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, Kernels, UnpoolBackend};
+use crate::backend::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, UnpoolBackend};
 use crate::checks;
 use crate::composed;
 use crate::diagnostics::{self, Path};
@@ -13,6 +13,7 @@ use crate::kind::UnpoolKind;
 use crate::plan::{Direction, Request};
 use crate::pool::IndexSource::{Pooled, Raw};
 use crate::pool::UnpoolIndices;
+use crate::route::Kernels;
 use crate::{MaxUnpoolOptions, UnpoolPlan};
 
 /// Defines `max_unpool{1,2,3}d`: [`max_unpool`] at one rank, for type inference.
@@ -25,6 +26,7 @@ macro_rules! max_unpool_nd {
         /// ```
         #[doc = $example]
         /// ```
+        #[track_caller]
         pub fn $name<K: UnpoolKind>(
             x: Tensor<$rank, K>,
             indices: impl Into<UnpoolIndices<$rank>>,
@@ -120,12 +122,13 @@ assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
 /// let float_indices = Tensor::<3>::zeros([1, 1, 2], &device);
 /// let _ = max_unpool1d(x, float_indices, MaxUnpoolOptions::new([2]));
 /// ```
+#[track_caller]
 pub fn max_unpool<const D: usize, const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     indices: impl Into<UnpoolIndices<R>>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R, K> {
-    let (indices, request) = request_for(&options, indices.into());
+    let (indices, request) = or_panic(request_for(&options, indices.into()));
     let plan = or_panic(plan_for(&x, &indices, request));
     unpool(x, indices, plan)
 }
@@ -149,31 +152,32 @@ pub fn max_unpool<const D: usize, const R: usize, K: UnpoolKind>(
 ///
 /// # Panics
 /// As [`max_unpool`], and when `grad` does not have the output's shape.
+#[track_caller]
 pub fn max_unpool_backward<const D: usize, const R: usize>(
     grad: Tensor<R>,
     indices: impl Into<UnpoolIndices<R>>,
     options: MaxUnpoolOptions<D>,
 ) -> Tensor<R> {
-    let (indices, request) = request_for(&options, indices.into());
+    let (indices, request) = or_panic(request_for(&options, indices.into()));
     let plan = or_panic(backward_plan(&grad, &indices, request));
     let on_backend = <Dispatch as UnpoolBackend>::max_unpool_backward;
     run(Direction::Backward, grad, indices, plan, on_backend)
 }
 
 /// The index tensor of `indices`, and the request of `options` for it: the indices of this
-/// crate's pools bring the pool's geometry and input size.
+/// crate's pools bring the pool's input size, and options of another geometry contradict them.
 fn request_for<const D: usize, const R: usize>(
     options: &MaxUnpoolOptions<D>,
     indices: UnpoolIndices<R>,
-) -> (Tensor<R, Int>, Request) {
+) -> Result<(Tensor<R, Int>, Request), UnpoolError> {
     let mut request = Request::new(options);
     match indices.0 {
-        Raw(indices) => (indices, request),
+        Raw(indices) => Ok((indices, request)),
         Pooled(pooled) => {
             let (indices, geometry, input_size) = pooled.into_parts();
-            request.geometry = geometry;
+            checks::pool_geometry_use(&geometry, &request.geometry)?;
             request.pool_input = Some(input_size);
-            (indices, request)
+            Ok((indices, request))
         }
     }
 }

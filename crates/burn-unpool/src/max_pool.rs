@@ -6,10 +6,10 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Device, Int, Tensor};
 
 use crate::UnpoolKind;
-use crate::backend::Kernels;
 use crate::composed::pool::{IndexOrder, max_pool as composed_max_pool};
 use crate::error::or_panic_with;
 use crate::pool::{PoolError, PoolIndices, PoolPlan, PoolSpec, pool_index_dtype};
+use crate::route::Kernels;
 
 /// Defines `max_pool{1,2}d_with_indices`: Burn's signature, this crate's pool.
 macro_rules! max_pool_with_indices {
@@ -109,6 +109,7 @@ pub fn max_pool_with_indices<const D: usize, const R: usize>(
     let indices = PoolIndices {
         indices,
         pool: spec.geometry,
+        ceil_mode: spec.ceil_mode,
         input_size: shape[2..].to_vec(),
     };
     (pooled, indices)

@@ -7,8 +7,6 @@ use burn::backend::DeviceOps;
 use burn::backend::DispatchDeviceId;
 use burn::tensor::Device;
 
-use crate::backend::Kernels;
-
 /// The implementation that runs this crate's pools and unpooling on a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -35,7 +33,8 @@ impl core::fmt::Display for Route {
     }
 }
 
-/// The route this crate's ops take on `device` in this build (its features and Burn's).
+/// The route this crate's ops take on `device` in this build (its features and Burn's). It only
+/// answers: the warning about a missing feature comes from the first op that runs.
 ///
 /// ```
 /// use burn::tensor::Device;
@@ -45,10 +44,52 @@ impl core::fmt::Display for Route {
 /// assert_eq!(route(&Device::flex()), Route::CpuKernels);
 /// ```
 pub fn route(device: &Device) -> Route {
-    match Kernels::of(device) {
+    match Kernels::decide(device) {
         Kernels::Host => Route::CpuKernels,
         Kernels::Cube => Route::CubeKernels,
         Kernels::None => Route::Composition,
+    }
+}
+
+/// This crate's kernels for a device, by its backend: only the backends whose feature this build
+/// has get theirs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernels {
+    /// The CPU kernels (Flex, NdArray).
+    #[cfg_attr(not(any(feature = "flex", feature = "ndarray")), allow(dead_code))]
+    Host,
+    /// The CubeCL kernels (wgpu), for the plans they address.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    Cube,
+    /// None: the device runs the composition of Burn's own ops.
+    None,
+}
+
+impl Kernels {
+    /// The kernels that run an op on `device`. The first op that runs the composition only
+    /// because this build lacks its backend's feature logs a warning (`route` asks silently).
+    pub(crate) fn of(device: &Device) -> Self {
+        let kernels = Self::decide(device);
+        if kernels == Self::None {
+            warn_if_feature_missing(device);
+        }
+        kernels
+    }
+
+    /// The kernels of `device`'s backend in this build.
+    fn decide(device: &Device) -> Self {
+        if crate::diagnostics::composition_forced() {
+            return Self::None;
+        }
+        match device.as_dispatch().clone().inner() {
+            #[cfg(feature = "flex")]
+            burn::backend::DispatchDevice::Flex(_) => Self::Host,
+            #[cfg(feature = "ndarray")]
+            burn::backend::DispatchDevice::NdArray(_) => Self::Host,
+            #[cfg(feature = "wgpu")]
+            burn::backend::DispatchDevice::Cube(_) => Self::Cube,
+            _ => Self::None,
+        }
     }
 }
 
@@ -75,7 +116,7 @@ fn missing_feature(device: &Device) -> Option<&'static str> {
 
 /// Logs, once per process, that `device` runs the composition because this build lacks the
 /// feature with its backend's kernels.
-pub(crate) fn warn_if_feature_missing(device: &Device) {
+fn warn_if_feature_missing(device: &Device) {
     static WARNED: Once = Once::new();
     if let Some(feature) = missing_feature(device) {
         WARNED.call_once(|| {

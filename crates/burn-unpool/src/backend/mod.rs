@@ -26,7 +26,7 @@ mod ndarray;
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, TensorMetadata, backend_extension};
-use burn::tensor::{Device, Shape, TensorData, read_sync};
+use burn::tensor::{Shape, TensorData, read_sync};
 
 use crate::kernel::host::{HostTensor, check_index_values};
 use crate::plan::Direction;
@@ -162,41 +162,6 @@ pub const INDEX_OUT_OF_RANGE: u32 = 1;
 /// Bit of [`UnpoolBackend::max_unpool_index_check`]'s word: some index may share its output
 /// position with another (it may lie outside its own pool cell, or the backend did not look).
 pub const INDEX_MAY_SHARE_TARGET: u32 = 2;
-
-/// This crate's kernels for a device, by its backend: only the backends whose feature this build
-/// has get theirs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kernels {
-    /// The CPU kernels (Flex, NdArray).
-    #[cfg_attr(not(any(feature = "flex", feature = "ndarray")), allow(dead_code))]
-    Host,
-    /// The CubeCL kernels (wgpu), for the plans they address.
-    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
-    Cube,
-    /// None: the device runs the composition of Burn's own ops.
-    None,
-}
-
-impl Kernels {
-    /// The kernels of `device`'s backend.
-    pub(crate) fn of(device: &Device) -> Self {
-        if crate::diagnostics::composition_forced() {
-            return Self::None;
-        }
-        match device.as_dispatch().clone().inner() {
-            #[cfg(feature = "flex")]
-            burn::backend::DispatchDevice::Flex(_) => Self::Host,
-            #[cfg(feature = "ndarray")]
-            burn::backend::DispatchDevice::NdArray(_) => Self::Host,
-            #[cfg(feature = "wgpu")]
-            burn::backend::DispatchDevice::Cube(_) => Self::Cube,
-            _ => {
-                crate::route::warn_if_feature_missing(device);
-                Self::None
-            }
-        }
-    }
-}
 
 /// `B`'s op in `direction`: [`UnpoolBackend::max_unpool`] or [`UnpoolBackend::max_unpool_backward`].
 pub(crate) fn run<B: UnpoolBackend>(

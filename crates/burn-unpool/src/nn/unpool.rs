@@ -1,41 +1,124 @@
-//! `MaxUnpool{1,2,3}d`: one definition, instantiated per rank.
+//! `MaxUnpool{1,2,3}d`: one definition, instantiated per rank, configured as Burn's pools are, so
+//! a pool's config carries over field for field.
 
 use burn::config::Config;
 use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
 use burn::nn::pool::{MaxPool1dConfig, MaxPool2dConfig};
+use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
 use burn::tensor::Tensor;
 
+use super::MaxPool3dConfig;
 use super::padding::PaddingPairs;
 use crate::{MaxUnpoolOptions, UnpoolIndices, UnpoolKind, max_unpool};
 
+/// A per-axis parameter as Burn's pool configs hold it: a `usize` in 1-d, an array above.
+trait Axes<const D: usize>: Copy {
+    fn axes(self) -> [usize; D];
+}
+
+impl Axes<1> for usize {
+    fn axes(self) -> [usize; 1] {
+        [self]
+    }
+}
+
+impl<const D: usize> Axes<D> for [usize; D] {
+    fn axes(self) -> [usize; D] {
+        self
+    }
+}
+
+/// The pool an unpooling layer inverts, per axis, whatever the rank.
+struct InvertedPool<'a, const D: usize, P> {
+    module: &'static str,
+    kernel: [usize; D],
+    stride: [usize; D],
+    padding: &'a P,
+    dilation: [usize; D],
+    ceil_mode: bool,
+}
+
+impl<const D: usize, P: PaddingPairs<D>> InvertedPool<'_, D, P> {
+    /// Whether the pool's input size does not follow from its output size: `ceil_mode`, or
+    /// `Same` padding with a stride above 1.
+    fn requires_output_size(&self) -> bool {
+        self.ceil_mode || self.padding.pairs(self.kernel, self.stride, None).is_none()
+    }
+
+    /// The options of one call with `indices` and an optional explicit output size. The indices
+    /// of this crate's pools bring the pool's input size, which resolves `Same` padding; a
+    /// pool of another `ceil_mode` is refused here, one of another geometry by `max_unpool`.
+    #[track_caller]
+    fn options<const R: usize>(
+        &self,
+        x_shape: &[usize],
+        indices: &UnpoolIndices<R>,
+        output_size: Option<[usize; D]>,
+    ) -> MaxUnpoolOptions<D> {
+        let pooled = indices.pooled();
+        if let Some(pool) = pooled {
+            assert!(
+                pool.ceil_mode == self.ceil_mode,
+                "{}: the layer inverts a pool with ceil_mode {}, but the indices come from a pool \
+                 with ceil_mode {}",
+                self.module,
+                self.ceil_mode,
+                pool.ceil_mode,
+            );
+        }
+        let pool_input = pooled.and_then(|pool| pool.input_size().try_into().ok());
+        let size = output_size.or(pool_input);
+        let padding = self.padding.pairs(self.kernel, self.stride, size);
+        let padding = match padding {
+            Some(padding) if size.is_some() || !self.ceil_mode => padding,
+            _ => panic!(
+                "{}::forward: the pool this layer inverts (ceil_mode, or Same padding with a \
+                 stride above 1) does not determine its input size from its output size {:?}; \
+                 pass the pool's PoolIndices, or its input size to forward_with_output_size",
+                self.module,
+                x_shape.get(2..).unwrap_or_default(),
+            ),
+        };
+        let options = MaxUnpoolOptions::new(self.kernel)
+            .with_stride(self.stride)
+            .with_padding_pairs(padding)
+            .with_dilation(self.dilation);
+        match output_size {
+            Some(size) => options.with_output_size(size),
+            None => options,
+        }
+    }
+}
+
 macro_rules! unpool_module {
     (
-        $module:ident, $config:ident, $dims:literal, $rank:literal,
-        defaults: ($padding:literal, $dilation:literal),
+        $module:ident, $config:ident, $pool_config:ty, $dims:literal, $rank:literal,
+        axes: $axes:ty, stride: $stride:ident, padding: $padding:ty,
+        defaults: ($padding_default:literal, $dilation_default:literal),
         example: $example:literal
     ) => {
         #[doc = concat!("Configuration to create a [", stringify!($dims), "-d max unpooling](", stringify!($module), ") layer using the [init function](", stringify!($config), "::init).")]
         ///
-        /// The fields are those of the pool being inverted; they decide the default output size.
+        #[doc = concat!("The fields are those of [`", stringify!($pool_config), "`], with the same names, types and defaults: a pool's config carries over as written, or with `From`.")]
         #[derive(Config, Debug)]
         pub struct $config {
             /// The size of the pool's kernel.
-            pub kernel_size: [usize; $dims],
-            /// The pool's strides.
+            pub kernel_size: $axes,
+            /// The pool's stride.
             #[config(default = "kernel_size")]
-            pub strides: [usize; $dims],
-            /// The pool's padding as `(begin, end)` pairs.
-            #[config(default = $padding)]
-            pub padding: [(usize, usize); $dims],
+            pub $stride: $axes,
+            /// The pool's padding configuration. `Same` with a stride above 1 depends on the
+            /// pool's input size, which the pool's indices or `forward_with_output_size` give.
+            #[config(default = $padding_default)]
+            pub padding: $padding,
             /// The pool's dilation.
-            #[config(default = $dilation)]
-            pub dilation: [usize; $dims],
-            /// Whether `forward` must be told the output size: true for the inverse of a pool
-            /// whose input size does not follow from its output size (`ceil_mode`, or `Same`
-            /// padding with a stride above 1). `forward` then refuses, and
-            /// `forward_with_output_size` takes the pool's input size.
-            #[config(default = false)]
-            pub requires_output_size: bool,
+            #[config(default = $dilation_default)]
+            pub dilation: $axes,
+            /// The pool's `ceil_mode`. Such a pool may read past its input's end, so its input
+            /// size does not follow from its output size: `forward` then takes the pool's indices
+            /// only, and `forward_with_output_size` the pool's input size.
+            #[config(default = "false")]
+            pub ceil_mode: bool,
         }
 
         #[doc = concat!("Applies ", stringify!($dims), "-d max unpooling with the indices of a max pool.")]
@@ -48,16 +131,17 @@ macro_rules! unpool_module {
         #[derive(Module, Debug)]
         #[module(custom_display)]
         pub struct $module {
+            /// The pool's stride.
+            pub stride: $axes,
             /// The size of the pool's kernel.
-            pub kernel_size: [usize; $dims],
-            /// The pool's strides.
-            pub stride: [usize; $dims],
-            /// The pool's padding as `(begin, end)` pairs.
-            pub padding: [(usize, usize); $dims],
+            pub kernel_size: $axes,
+            /// The pool's padding configuration.
+            #[module(skip)]
+            pub padding: $padding,
             /// The pool's dilation.
-            pub dilation: [usize; $dims],
-            /// Whether `forward` must be told the output size.
-            pub requires_output_size: bool,
+            pub dilation: $axes,
+            /// The pool's `ceil_mode`.
+            pub ceil_mode: bool,
         }
 
         impl ModuleDisplay for $module {
@@ -71,9 +155,9 @@ macro_rules! unpool_module {
                 content
                     .add("kernel_size", &format!("{:?}", self.kernel_size))
                     .add("stride", &format!("{:?}", self.stride))
-                    .add("padding", &format!("{:?}", self.padding))
+                    .add_debug_attribute("padding", &self.padding)
                     .add("dilation", &format!("{:?}", self.dilation))
-                    .add("requires_output_size", &self.requires_output_size)
+                    .add("ceil_mode", &self.ceil_mode)
                     .optional()
             }
         }
@@ -82,99 +166,142 @@ macro_rules! unpool_module {
             #[doc = concat!("Initialize a new [", stringify!($module), "] module.")]
             pub fn init(&self) -> $module {
                 $module {
+                    stride: self.$stride,
                     kernel_size: self.kernel_size,
-                    stride: self.strides,
-                    padding: self.padding,
+                    padding: self.padding.clone(),
                     dilation: self.dilation,
-                    requires_output_size: self.requires_output_size,
+                    ceil_mode: self.ceil_mode,
+                }
+            }
+
+            /// Whether the layer's `forward` needs the pool's indices (raw indices need
+            /// `forward_with_output_size`): for a pool with `ceil_mode`, or `Same` padding with a
+            /// stride above 1, whose input size does not follow from its output size.
+            pub fn requires_output_size(&self) -> bool {
+                self.init().requires_output_size()
+            }
+        }
+
+        impl From<&$pool_config> for $config {
+            /// The unpooling of the pool `pool` configures: the same fields.
+            fn from(pool: &$pool_config) -> Self {
+                Self {
+                    kernel_size: pool.kernel_size,
+                    $stride: pool.$stride,
+                    padding: pool.padding.clone(),
+                    dilation: pool.dilation,
+                    ceil_mode: pool.ceil_mode,
                 }
             }
         }
 
         impl $module {
-            /// The options this layer unpools with.
-            pub fn options(&self) -> MaxUnpoolOptions<$dims> {
-                MaxUnpoolOptions::new(self.kernel_size)
-                    .with_stride(self.stride)
-                    .with_padding_pairs(self.padding)
-                    .with_dilation(self.dilation)
+            fn inverted_pool(&self) -> InvertedPool<'_, $dims, $padding> {
+                InvertedPool {
+                    module: stringify!($module),
+                    kernel: self.kernel_size.axes(),
+                    stride: self.stride.axes(),
+                    padding: &self.padding,
+                    dilation: self.dilation.axes(),
+                    ceil_mode: self.ceil_mode,
+                }
             }
 
-            /// Unpools `x` (float or integer values) with `indices`: the [`PoolIndices`](crate::PoolIndices) of the pool this layer inverts
-            /// (the output then has the pool's input size), or raw per-plane indices (the output
-            /// then has the default size).
+            #[doc = concat!("See [`", stringify!($config), "::requires_output_size`].")]
+            pub fn requires_output_size(&self) -> bool {
+                self.inverted_pool().requires_output_size()
+            }
+
+            /// Unpools `x` (float or integer values) with `indices`: the
+            /// [`PoolIndices`](crate::PoolIndices) of the pool this layer inverts (the output
+            /// then has the pool's input size), or raw per-plane indices (the output then has the
+            /// default size).
             ///
             /// # Shapes
             /// - x, indices: `[batch_size, channels, spatial_in..]`
             /// - output: `[batch_size, channels, spatial_out..]`
             ///
             /// # Panics
-            /// As [`max_unpool`], and for raw indices when the layer
-            #[doc = concat!("[requires the output size](", stringify!($config), "::requires_output_size).")]
+            /// As [`max_unpool`]; for raw indices when the layer
+            #[doc = concat!("[requires the output size](", stringify!($config), "::requires_output_size);")]
+            /// for the indices of a pool whose kernel, stride, padding, dilation or `ceil_mode`
+            /// differ from the layer's.
+            #[track_caller]
             pub fn forward<K: UnpoolKind>(
                 &self,
                 x: Tensor<$rank, K>,
                 indices: impl Into<UnpoolIndices<$rank>>,
             ) -> Tensor<$rank, K> {
                 let indices = indices.into();
-                assert!(
-                    !self.requires_output_size || indices.is_pooled(),
-                    "{}::forward: the pool this layer inverts (ceil_mode, or Same padding with a \
-                     stride above 1) does not determine its input size from its output size \
-                     {:?}; pass the pool's PoolIndices, or its input size to \
-                     forward_with_output_size",
-                    stringify!($module),
-                    &x.dims()[2..],
-                );
-                max_unpool(x, indices, self.options())
+                let options = self.inverted_pool().options(&x.dims(), &indices, None);
+                max_unpool(x, indices, options)
             }
 
-            /// Unpools `x` with `indices` into the spatial size `output_size`, typically the size
-            /// of the pool's input (needed where the pool's input had an odd size).
+            /// Unpools `x` with `indices` into the spatial size `output_size`: the size of the
+            /// pool's input, needed for raw indices where the pool's input had an odd size (or
+            /// the layer [requires it](Self::requires_output_size)). With the pool's indices it
+            /// must be the pool's input size.
+            ///
+            /// # Panics
+            /// As [`forward`](Self::forward), and when `output_size` does not fit the indices.
+            #[track_caller]
             pub fn forward_with_output_size<K: UnpoolKind>(
                 &self,
                 x: Tensor<$rank, K>,
                 indices: impl Into<UnpoolIndices<$rank>>,
                 output_size: [usize; $dims],
             ) -> Tensor<$rank, K> {
-                max_unpool(x, indices, self.options().with_output_size(output_size))
+                let indices = indices.into();
+                let options = self
+                    .inverted_pool()
+                    .options(&x.dims(), &indices, Some(output_size));
+                max_unpool(x, indices, options)
             }
         }
     };
 }
 
-unpool_module!(MaxUnpool1d, MaxUnpool1dConfig, 1, 3, defaults: ("[(0, 0)]", "[1]"), example: r#"
+unpool_module!(MaxUnpool1d, MaxUnpool1dConfig, MaxPool1dConfig, 1, 3,
+    axes: usize, stride: stride, padding: PaddingConfig1d,
+    defaults: ("PaddingConfig1d::Valid", "1"), example: r#"
 use burn::tensor::{Device, Int, Tensor};
 use burn_unpool::nn::MaxUnpool1dConfig;
 
 let device = Device::flex();
-let unpool = MaxUnpool1dConfig::new([2]).init();
+let unpool = MaxUnpool1dConfig::new(2).init();
 let x = Tensor::<3>::from_floats([[[4.0, 8.0, 6.0]]], &device);
 let indices = Tensor::<3, Int>::from_ints([[[0, 3, 4]]], &device);
 assert_eq!(unpool.forward(x.clone(), indices.clone()).dims(), [1, 1, 6]);
 assert_eq!(unpool.forward_with_output_size(x, indices, [7]).dims(), [1, 1, 7]);
 assert_eq!(
     unpool.to_string(),
-    "MaxUnpool1d {kernel_size: [2], stride: [2], padding: [(0, 0)], dilation: [1], requires_output_size: false}"
+    "MaxUnpool1d {kernel_size: 2, stride: 2, padding: Valid, dilation: 1, ceil_mode: false}"
 );
 "#);
 
-unpool_module!(MaxUnpool2d, MaxUnpool2dConfig, 2, 4, defaults: ("[(0, 0); 2]", "[1; 2]"), example: r#"
+unpool_module!(MaxUnpool2d, MaxUnpool2dConfig, MaxPool2dConfig, 2, 4,
+    axes: [usize; 2], stride: strides, padding: PaddingConfig2d,
+    defaults: ("PaddingConfig2d::Valid", "[1, 1]"), example: r#"
+use burn::nn::PaddingConfig2d;
 use burn::nn::pool::MaxPool2dConfig;
 use burn::tensor::{Device, Tensor};
 use burn_unpool::nn::{MaxPoolWithIndices, MaxUnpool2dConfig};
 
 let device = Device::flex();
-let pool_config = MaxPool2dConfig::new([2, 2]);
-let (pool, unpool) = (pool_config.init(), MaxUnpool2dConfig::from(&pool_config).init());
+let padding = PaddingConfig2d::Explicit(1, 1, 1, 1);
+let pool = MaxPool2dConfig::new([3, 3]).with_strides([2, 2]).with_padding(padding.clone());
+// The unpooling's config is written as the pool's, or taken from it with `From`.
+let unpool = MaxUnpool2dConfig::new([3, 3]).with_strides([2, 2]).with_padding(padding);
+assert_eq!(unpool.padding, MaxUnpool2dConfig::from(&pool).padding);
+let (pool, unpool) = (pool.init(), unpool.init());
 let image = Tensor::<4>::ones([1, 3, 5, 5], &device);
 let (pooled, indices) = pool.forward_with_indices(image);
-// 5 is odd: the default size would be 4, so pass the pool's input size.
-let restored = unpool.forward_with_output_size(pooled, indices, [5, 5]);
-assert_eq!(restored.dims(), [1, 3, 5, 5]);
+assert_eq!(unpool.forward(pooled, indices).dims(), [1, 3, 5, 5]);
 "#);
 
-unpool_module!(MaxUnpool3d, MaxUnpool3dConfig, 3, 5, defaults: ("[(0, 0); 3]", "[1; 3]"), example: r#"
+unpool_module!(MaxUnpool3d, MaxUnpool3dConfig, MaxPool3dConfig, 3, 5,
+    axes: [usize; 3], stride: strides, padding: PaddingConfig3d,
+    defaults: ("PaddingConfig3d::Valid", "[1, 1, 1]"), example: r#"
 use burn::tensor::{Device, Int, Tensor};
 use burn_unpool::nn::MaxUnpool3dConfig;
 
@@ -184,33 +311,3 @@ let x = Tensor::<5>::ones([2, 4, 3, 3, 3], &device);
 let indices = Tensor::<5, Int>::zeros([2, 4, 3, 3, 3], &device);
 assert_eq!(unpool.forward(x, indices).dims(), [2, 4, 6, 6, 6]);
 "#);
-
-/// The unpooling of a pool config: its kernel, stride, padding and dilation. A pool whose
-/// input size does not follow from its output size (`ceil_mode`, or `Same` padding with a stride
-/// above 1) gives a config that [requires the output size](MaxUnpool2dConfig::requires_output_size).
-macro_rules! from_pool_config {
-    ($pool:ty => $unpool:ident, |$p:ident| ($kernel:expr, $stride:expr, $dilation:expr)) => {
-        impl From<&$pool> for $unpool {
-            fn from($p: &$pool) -> Self {
-                let (kernel, stride) = ($kernel, $stride);
-                let padding = $p.padding.pairs(kernel, stride, None);
-                Self::new(kernel)
-                    .with_strides(stride)
-                    .with_padding(padding.unwrap_or_default())
-                    .with_dilation($dilation)
-                    .with_requires_output_size(padding.is_none() || $p.ceil_mode)
-            }
-        }
-    };
-}
-
-from_pool_config!(MaxPool1dConfig => MaxUnpool1dConfig, |pool| (
-    [pool.kernel_size],
-    [pool.stride],
-    [pool.dilation]
-));
-from_pool_config!(MaxPool2dConfig => MaxUnpool2dConfig, |pool| (
-    pool.kernel_size,
-    pool.strides,
-    pool.dilation
-));

@@ -116,6 +116,13 @@ impl MaxPoolAttributes {
             "MaxPool: storage_order must be 0 or 1, got {}",
             self.storage_order
         );
+        // ONNX: `pads` "cannot be used simultaneously with auto_pad"; zeros say nothing.
+        assert!(
+            self.auto_pad == AutoPad::NotSet || pads.iter().all(|&p| p == 0),
+            "MaxPool: pads {pads:?} contradict auto_pad {:?}, which computes the padding; set one \
+             of them",
+            self.auto_pad
+        );
         let padding = match self.auto_pad {
             AutoPad::NotSet => onnx_pads_to_pairs(&pads),
             auto_pad => (0..dims)

@@ -11,8 +11,9 @@ use crate::geometry::PoolGeometry;
 /// [`max_pool3d_with_indices`](crate::max_pool3d_with_indices) and the
 /// [`MaxPoolWithIndices`](crate::nn::MaxPoolWithIndices) modules; the unpooling functions and
 /// modules take it wherever they take raw indices. Because it carries the pool's input size, the
-/// unpooling needs no output size (odd sizes, `ceil_mode` and `Same` padding included), and the
-/// options' kernel, stride, padding and dilation are not used: the pool's are. Because
+/// unpooling needs no output size (odd sizes, `ceil_mode` and `Same` padding included); options
+/// whose kernel, stride, padding or dilation differ from the pool's are refused, naming both
+/// (pass [`into_tensor`](Self::into_tensor) to unpool the indices as raw ones instead). Because
 /// the indices come straight from a pool, each lies in its own pool window by construction:
 /// the unpooling runs no index check (on GPU devices, no device read-back that waits for the
 /// queue) and, where the windows cannot overlap, kernels that write every output element once.
@@ -35,6 +36,7 @@ use crate::geometry::PoolGeometry;
 pub struct PoolIndices<const R: usize> {
     pub(crate) indices: Tensor<R, Int>,
     pub(crate) pool: PoolGeometry,
+    pub(crate) ceil_mode: bool,
     pub(crate) input_size: Vec<usize>,
 }
 
@@ -85,6 +87,14 @@ pub(crate) enum IndexSource<const R: usize> {
 }
 
 impl<const R: usize> UnpoolIndices<R> {
+    /// The indices of this crate's pool, if these are.
+    pub(crate) fn pooled(&self) -> Option<&PoolIndices<R>> {
+        match &self.0 {
+            IndexSource::Pooled(pooled) => Some(pooled),
+            IndexSource::Raw(_) => None,
+        }
+    }
+
     /// Whether these are the indices of one of this crate's pools (which know the pool's input
     /// size, so the unpooling needs no output size).
     pub fn is_pooled(&self) -> bool {
