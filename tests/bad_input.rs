@@ -511,7 +511,7 @@ fn pool_indices_with_options_of_another_geometry() {
     use burn::tensor::ops::MaxPoolOptions;
     let pool = MaxPoolOptions::new([2, 2]);
     let from_pool = || MaxUnpoolOptions::from_pool(&pool);
-    let contradictions: [(MaxUnpoolOptions<2>, &[&str]); 4] = [
+    let contradictions: [(MaxUnpoolOptions<2>, &[&str]); 5] = [
         (
             MaxUnpoolOptions::new([3, 3]),
             &[
@@ -530,6 +530,10 @@ fn pool_indices_with_options_of_another_geometry() {
         (
             from_pool().with_dilation([2, 1]),
             &["dilation [2, 1] (the pool's: [1, 1])"],
+        ),
+        (
+            from_pool().with_ceil_mode(true),
+            &["ceil_mode true (the pool's: false)"],
         ),
     ];
     for (name, d) in devices() {
@@ -565,6 +569,38 @@ fn pool_indices_with_options_of_another_geometry() {
         // And the pool's own options pass.
         let unpooled = max_unpool2d(pooled, indices, from_pool());
         assert_eq!(unpooled.dims(), [1, 1, 6, 6], "{name}");
+    }
+}
+
+/// A ceil-mode pool's `ceil_mode` is not dropped by `from_pool`: its input size does not follow
+/// from its output size (5 and 6 both pool to 3 here), so raw indices need the size, and the
+/// pool's own indices, which know it, need none. Once the default size (6) came out silently.
+#[test]
+fn raw_indices_of_a_ceil_mode_pool_without_an_output_size() {
+    use burn::tensor::ops::MaxPoolOptions;
+    let pool = MaxPoolOptions::new([2, 2]).with_ceil_mode(true);
+    assert!(MaxUnpoolOptions::from_pool(&pool).ceil_mode);
+    for (name, d) in devices() {
+        let (pooled, indices) =
+            burn_unpool::max_pool2d_with_indices(Tensor::<4>::ones([1, 1, 5, 5], &d), pool.clone());
+        let raw = indices.clone().into_tensor();
+        let options = MaxUnpoolOptions::from_pool(&pool);
+        let text = message(|| drop(max_unpool2d(pooled.clone(), raw.clone(), options.clone())));
+        assert!(
+            text.contains("ceil_mode") && text.contains("output size [3, 3]"),
+            "{name}: {text}"
+        );
+        let sized = options.clone().with_output_size([5, 5]);
+        assert_eq!(
+            max_unpool2d(pooled.clone(), raw, sized).dims(),
+            [1, 1, 5, 5],
+            "{name}"
+        );
+        assert_eq!(
+            max_unpool2d(pooled, indices, options).dims(),
+            [1, 1, 5, 5],
+            "{name}"
+        );
     }
 }
 

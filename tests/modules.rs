@@ -153,7 +153,7 @@ fn a_layer_refuses_the_indices_of_a_pool_it_does_not_invert() {
         ),
         (
             MaxUnpool2dConfig::new([2, 2]).with_ceil_mode(true),
-            "ceil_mode true, but the indices come from a pool with ceil_mode false",
+            "ceil_mode true (the pool's: false)",
         ),
     ];
     for (name, device) in devices() {

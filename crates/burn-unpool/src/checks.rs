@@ -161,11 +161,11 @@ pub(crate) fn pool_indices_use(
 }
 
 /// The indices of this crate's pool bring the pool's geometry: options that say another kernel
-/// size, stride, padding or dilation contradict them. (Options of another rank are left to the
-/// rank check, which names the rank.)
+/// size, stride, padding, dilation or `ceil_mode` contradict them. (Options of another rank are
+/// left to the rank check, which names the rank.)
 pub(crate) fn pool_geometry_use(
-    pool: &PoolGeometry,
-    asked: &PoolGeometry,
+    (pool, pool_ceil_mode): (&PoolGeometry, bool),
+    (asked, asked_ceil_mode): (&PoolGeometry, bool),
 ) -> Result<(), UnpoolError> {
     if pool.dims() != asked.dims() {
         return Ok(());
@@ -190,6 +190,11 @@ pub(crate) fn pool_geometry_use(
             "dilation",
             format!("{:?}", asked.dilation),
             format!("{:?}", pool.dilation),
+        ),
+        (
+            "ceil_mode",
+            asked_ceil_mode.to_string(),
+            pool_ceil_mode.to_string(),
         ),
     ];
     let differences: Vec<String> = fields

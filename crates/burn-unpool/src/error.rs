@@ -160,8 +160,14 @@ pub enum UnpoolError {
         /// The pool's input size.
         input_size: Vec<usize>,
     },
-    /// Indices of one of this crate's pools, with options whose kernel size, stride, padding or
-    /// dilation differ from the pool's.
+    /// Raw indices of a pool with `ceil_mode` and no output size: the pool's input size does not
+    /// follow from its output size.
+    OutputSizeRequired {
+        /// The spatial size of `x`, the pool's output.
+        pooled: Vec<usize>,
+    },
+    /// Indices of one of this crate's pools, with options whose kernel size, stride, padding,
+    /// dilation or `ceil_mode` differ from the pool's.
     PoolGeometryContradicted {
         /// Each differing field: the options' values and the pool's.
         differences: String,
@@ -300,6 +306,12 @@ impl fmt::Display for UnpoolError {
                 f,
                 "max_unpool: the indices come from a pool of input size {input_size:?} and address \
                  it per plane, but the options ask for {asked}"
+            ),
+            Self::OutputSizeRequired { pooled } => write!(
+                f,
+                "max_unpool: the pool had ceil_mode, so its input size does not follow from its \
+                 output size {pooled:?}; pass the pool's input size (with_output_size) or the \
+                 pool's PoolIndices, which know it"
             ),
             Self::PoolGeometryContradicted { differences } => write!(
                 f,

@@ -174,8 +174,11 @@ fn request_for<const D: usize, const R: usize>(
     match indices.0 {
         Raw(indices) => Ok((indices, request)),
         Pooled(pooled) => {
-            let (indices, geometry, input_size) = pooled.into_parts();
-            checks::pool_geometry_use(&geometry, &request.geometry)?;
+            let (indices, geometry, ceil_mode, input_size) = pooled.into_parts();
+            checks::pool_geometry_use(
+                (&geometry, ceil_mode),
+                (&request.geometry, request.ceil_mode),
+            )?;
             request.pool_input = Some(input_size);
             Ok((indices, request))
         }

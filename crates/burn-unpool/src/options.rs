@@ -57,6 +57,10 @@ pub struct MaxUnpoolOptions<const D: usize> {
     pub padding: [(usize, usize); D],
     /// Dilation of the pool (non-zero).
     pub dilation: [usize; D],
+    /// Whether the pool rounded its output size up (`ceil_mode`). Its input size then does not
+    /// follow from its output size: raw indices need [`with_output_size`](Self::with_output_size)
+    /// (the pool's input size), the pool's [`PoolIndices`](crate::PoolIndices) know it.
+    pub ceil_mode: bool,
     /// Explicit output size; `None` computes it from the geometry.
     pub output_size: Option<OutputSize>,
     /// How the indices address the output.
@@ -81,16 +85,17 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             stride: kernel_size,
             padding: [(0, 0); D],
             dilation: [1; D],
+            ceil_mode: false,
             output_size: None,
             index_layout: IndexLayout::PerPlane,
             check_indices: true,
         }
     }
 
-    /// The unpooling that inverts the pool configured by `pool`.
-    ///
-    /// `ceil_mode` has no counterpart: a ceil-mode pool may have read past the input's end, so pass
-    /// the input's size with [`with_output_size`](Self::with_output_size).
+    /// The unpooling that inverts the pool configured by `pool`: all its fields. For raw indices
+    /// of a pool with `ceil_mode`, pass its input size with
+    /// [`with_output_size`](Self::with_output_size) (a ceil-mode pool may have read past its
+    /// input's end, so the size does not follow from the pooled one).
     ///
     /// ```
     /// use burn::tensor::ops::MaxPoolOptions;
@@ -108,6 +113,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
             stride: pool.stride,
             padding: pool.padding,
             dilation: pool.dilation,
+            ceil_mode: pool.ceil_mode,
             output_size: None,
             index_layout: IndexLayout::PerPlane,
             check_indices: true,
@@ -143,6 +149,12 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     pub fn with_dilation(mut self, dilation: [usize; D]) -> Self {
         or_panic(checks::nonzero("dilation", &dilation));
         self.dilation = dilation;
+        self
+    }
+
+    /// Sets whether the pool rounded its output size up (see [`ceil_mode`](Self::ceil_mode)).
+    pub fn with_ceil_mode(mut self, ceil_mode: bool) -> Self {
+        self.ceil_mode = ceil_mode;
         self
     }
 

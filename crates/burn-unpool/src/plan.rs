@@ -255,6 +255,9 @@ pub(crate) struct Request {
     pub layout: IndexLayout,
     pub index_plane: IndexPlane,
     pub check_indices: bool,
+    /// Whether the pool rounded its output size up: its input size then does not follow from
+    /// the output size, so raw indices need an explicit one.
+    pub ceil_mode: bool,
     /// The pool's input size, when the indices are those of this crate's pool ([`PoolIndices`]):
     /// then they lie in their windows, are per plane, and the output has that size.
     pub pool_input: Option<Vec<usize>>,
@@ -269,6 +272,7 @@ impl Request {
             layout: options.index_layout,
             index_plane: IndexPlane::Output,
             check_indices: options.check_indices,
+            ceil_mode: options.ceil_mode,
             pool_input: None,
         }
     }
@@ -286,6 +290,11 @@ impl Request {
         let inferred = checks::default_output(&self.geometry, x_shape);
         let output_spatial = match (&self.output_size, &self.pool_input) {
             (None, Some(pool_input)) => pool_input.clone(),
+            (None, None) if self.ceil_mode => {
+                return Err(UnpoolError::OutputSizeRequired {
+                    pooled: x_shape.get(2..).unwrap_or_default().to_vec(),
+                });
+            }
             (None, None) => inferred.clone()?,
             (Some(OutputSize::Spatial(spatial)), _) => {
                 checks::spatial_output_size(spatial, self.geometry.dims())?;

@@ -195,7 +195,7 @@ mod bench {
                 conv2d8: conv(64, 64, 7),
                 conv2d9: conv(64, 11, 1),
                 pool: MaxPool2dConfig::new([2, 2]).with_ceil_mode(true).init(),
-                unpool: MaxUnpool2dConfig::new([2, 2]).init(),
+                unpool: MaxUnpool2dConfig::new([2, 2]).with_ceil_mode(true).init(),
             };
             // The imported legacy model's tensors, applied by field name.
             let tensors =

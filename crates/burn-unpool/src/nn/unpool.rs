@@ -46,8 +46,8 @@ impl<const D: usize, P: PaddingPairs<D>> InvertedPool<'_, D, P> {
     }
 
     /// The options of one call with `indices` and an optional explicit output size. The indices
-    /// of this crate's pools bring the pool's input size, which resolves `Same` padding; a
-    /// pool of another `ceil_mode` is refused here, one of another geometry by `max_unpool`.
+    /// of this crate's pools bring the pool's input size, which resolves `Same` padding; a pool
+    /// of another geometry or `ceil_mode` than the layer's is refused by `max_unpool`.
     #[track_caller]
     fn options<const R: usize>(
         &self,
@@ -55,18 +55,9 @@ impl<const D: usize, P: PaddingPairs<D>> InvertedPool<'_, D, P> {
         indices: &UnpoolIndices<R>,
         output_size: Option<[usize; D]>,
     ) -> MaxUnpoolOptions<D> {
-        let pooled = indices.pooled();
-        if let Some(pool) = pooled {
-            assert!(
-                pool.ceil_mode == self.ceil_mode,
-                "{}: the layer inverts a pool with ceil_mode {}, but the indices come from a pool \
-                 with ceil_mode {}",
-                self.module,
-                self.ceil_mode,
-                pool.ceil_mode,
-            );
-        }
-        let pool_input = pooled.and_then(|pool| pool.input_size().try_into().ok());
+        let pool_input = indices
+            .pooled()
+            .and_then(|pool| pool.input_size().try_into().ok());
         let size = output_size.or(pool_input);
         let padding = self.padding.pairs(self.kernel, self.stride, size);
         let padding = match padding {
@@ -82,7 +73,8 @@ impl<const D: usize, P: PaddingPairs<D>> InvertedPool<'_, D, P> {
         let options = MaxUnpoolOptions::new(self.kernel)
             .with_stride(self.stride)
             .with_padding_pairs(padding)
-            .with_dilation(self.dilation);
+            .with_dilation(self.dilation)
+            .with_ceil_mode(self.ceil_mode);
         match output_size {
             Some(size) => options.with_output_size(size),
             None => options,

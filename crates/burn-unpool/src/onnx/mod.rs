@@ -149,6 +149,7 @@ impl MaxUnpoolAttributes {
             layout: IndexLayout::Global,
             index_plane,
             check_indices: true,
+            ceil_mode: false,
             pool_input: None,
         })
     }

@@ -61,9 +61,9 @@ impl<const R: usize> PoolIndices<R> {
         self.indices.dims()
     }
 
-    /// The tensor, the pool's geometry and its input size.
-    pub(crate) fn into_parts(self) -> (Tensor<R, Int>, PoolGeometry, Vec<usize>) {
-        (self.indices, self.pool, self.input_size)
+    /// The tensor, the pool's geometry and `ceil_mode`, and its input size.
+    pub(crate) fn into_parts(self) -> (Tensor<R, Int>, PoolGeometry, bool, Vec<usize>) {
+        (self.indices, self.pool, self.ceil_mode, self.input_size)
     }
 }
 
