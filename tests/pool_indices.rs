@@ -222,6 +222,37 @@ fn delta(op: impl FnOnce()) -> Counts {
         winner_kernels: after.winner_kernels - before.winner_kernels,
         host_gathers_without_duplicates: after.host_gathers_without_duplicates
             - before.host_gathers_without_duplicates,
+        host_copies: after.host_copies - before.host_copies,
+    }
+}
+
+/// A training step's pool and unpooling (a `sum()` loss, `backward()`, the gradient read) copy
+/// nothing on the CPU devices: the gradients Burn hands their backwards are row-major and are
+/// borrowed, so the step's time beyond the ops' own is Burn's (docs/benchmarks.md). A transposed
+/// input, which must be copied, shows that the counter sees copies.
+#[test]
+fn a_training_step_copies_no_tensor_on_the_cpu_devices() {
+    let _serial = serial();
+    for (name, device) in devices().into_iter().filter(|(name, _)| *name != "wgpu") {
+        let device = device.autodiff();
+        let image = Tensor::<4>::from_data(
+            TensorData::new(values(2 * 3 * 8 * 10, 5), [2, 3, 8, 10]),
+            &device,
+        );
+        let pool = MaxPoolOptions::new([2, 2]);
+        let step = |image: Tensor<4>| {
+            let x = image.require_grad();
+            let (pooled, indices) = max_pool2d_with_indices(x.clone(), pool.clone());
+            let unpooled = max_unpool(pooled, indices, MaxUnpoolOptions::from_pool(&pool));
+            let grads = unpooled.sum().backward();
+            let dx = x.grad(&grads).expect("x requires its gradient");
+            dx.sum().into_scalar::<f32>()
+        };
+        let row_major = delta(|| drop(step(image.clone())));
+        assert_eq!(row_major.host_copies, 0, "{name}: {row_major:?}");
+        let transposed = image.swap_dims(2, 3).swap_dims(2, 3).swap_dims(1, 2);
+        let strided = delta(|| drop(step(transposed)));
+        assert!(strided.host_copies > 0, "{name}: {strided:?}");
     }
 }
 

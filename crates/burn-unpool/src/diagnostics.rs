@@ -18,6 +18,9 @@ pub(crate) enum Path {
     WinnerKernel,
     /// A CPU backward that gathered without looking for duplicates.
     HostGatherWithoutDuplicates,
+    /// A strided CPU input copied to row-major before a kernel (a row-major one is borrowed).
+    #[cfg_attr(not(any(feature = "flex", feature = "ndarray")), allow(dead_code))]
+    HostCopy,
 }
 
 /// Counts one run of `path` (with the feature `diagnostics`; otherwise nothing).
@@ -76,9 +79,11 @@ mod counters {
         pub winner_kernels: usize,
         /// CPU backwards that gathered without looking for duplicates.
         pub host_gathers_without_duplicates: usize,
+        /// Strided CPU inputs copied to row-major before a kernel.
+        pub host_copies: usize,
     }
 
-    static COUNTERS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+    static COUNTERS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
 
     /// The counter of `path`.
     pub(super) fn of(path: Path) -> &'static AtomicUsize {
@@ -93,6 +98,7 @@ mod counters {
             one_pass_kernels: read(Path::OnePassKernel),
             winner_kernels: read(Path::WinnerKernel),
             host_gathers_without_duplicates: read(Path::HostGatherWithoutDuplicates),
+            host_copies: read(Path::HostCopy),
         }
     }
 }

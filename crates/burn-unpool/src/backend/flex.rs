@@ -18,6 +18,6 @@ fn view(tensor: &FlexTensor) -> HostView<'_> {
                 dtype: tensor.dtype(),
             })
         }
-        None => HostView::Copied(tensor.to_contiguous().into_data()),
+        None => HostView::copied(tensor.to_contiguous().into_data()),
     }
 }

@@ -15,6 +15,13 @@ pub(crate) enum HostView<'a> {
 }
 
 impl HostView<'_> {
+    /// The view of a strided tensor: its row-major copy (counted, for the tests that show which
+    /// inputs are copied).
+    pub(crate) fn copied(data: TensorData) -> Self {
+        crate::diagnostics::record(crate::diagnostics::Path::HostCopy);
+        Self::Copied(data)
+    }
+
     fn tensor(&self) -> HostTensor<'_> {
         match self {
             Self::Borrowed(tensor) => *tensor,

@@ -25,7 +25,7 @@ fn view(tensor: &NdArrayTensor) -> HostView<'_> {
                             bytes: bytemuck::cast_slice(slice),
                             dtype: DType::$variant,
                         }),
-                        None => HostView::Copied(TensorData::new(
+                        None => HostView::copied(TensorData::new(
                             view.iter().copied().collect::<Vec<_>>(),
                             view.shape().to_vec(),
                         )),
