@@ -14,6 +14,9 @@ runs its `MaxUnpool` single-threaded and reuses its output buffer (IO binding); 
 Indices are drawn uniformly inside each pool window, as `benches/support` does (global for ONNX
 Runtime).
 
+"step" is the op's share of a training step, the same on both sides: the op under autodiff, its
+output reduced to a loss with `sum()`, `backward()`, and the gradient of `x` read with a `sum()`.
+
 With `--pools`, the max pools with indices instead: burn-unpool's pools (the `pools` bench, Flex and
 NdArray) beside Burn's own `max_pool2d_with_indices` on the same devices and PyTorch CPU
 `max_pool2d`/`max_pool3d(return_indices=True)` with as many threads, forward and forward + autograd
@@ -111,8 +114,9 @@ def peers(batch, runs, threads):
         binding.bind_ortvalue_output("y", y)
         rows[(name, "onnxruntime_forward")] = median_ms(lambda: session.run_with_iobinding(binding), runs)
 
-        fwd, bwd = torch_medians(torch.from_numpy(x), torch.from_numpy(idx), [oh, ow], runs, lambda: None)
+        fwd, bwd, step = torch_medians(torch.from_numpy(x), torch.from_numpy(idx), [oh, ow], runs, lambda: None)
         rows[(name, "pytorch_forward")], rows[(name, "pytorch_backward")] = fwd, bwd
+        rows[(name, "pytorch_step")] = step
     return rows
 
 
@@ -140,7 +144,14 @@ def torch_medians(tx, ti, size, runs, sync, calls=1):
             out.backward(grad, retain_graph=True)
         sync()
 
-    return median_ms(forward, runs) / calls, median_ms(backward, runs) / calls
+    def step():
+        for _ in range(calls):
+            xs = tx.clone().requires_grad_(True)
+            F.max_unpool2d(xs, ti, 2, 2, output_size=size).sum().backward()
+            xs.grad.sum().item()
+        sync()
+
+    return median_ms(forward, runs) / calls, median_ms(backward, runs) / calls, median_ms(step, runs) / calls
 
 
 def cuda_peers(batch, runs, calls):
@@ -151,7 +162,7 @@ def cuda_peers(batch, runs, calls):
         tx = torch.from_numpy(stage_values((batch, c, h, w))).cuda()
         ti = torch.from_numpy(window_indices(rng, batch, c, h, w, oh, ow)).cuda()
         for mode, n in (("latency", 1), ("throughput", calls)):
-            fwd, bwd = torch_medians(tx, ti, [oh, ow], runs, torch.cuda.synchronize, n)
+            fwd, bwd, _ = torch_medians(tx, ti, [oh, ow], runs, torch.cuda.synchronize, n)
             rows[(name, f"pytorch_forward@{mode}")], rows[(name, f"pytorch_backward@{mode}")] = fwd, bwd
     return rows
 
@@ -214,7 +225,13 @@ def torch_pool_medians(shape, kernel, stride, padding, runs):
         out, _ = pool(xg, kernel, stride, padding, return_indices=True)
         out.backward(torch.ones_like(out))
 
-    return median_ms(forward, runs), median_ms(forward_backward, runs)
+    def step():
+        xg = x.clone().requires_grad_(True)
+        out, _ = pool(xg, kernel, stride, padding, return_indices=True)
+        out.sum().backward()
+        xg.grad.sum().item()
+
+    return median_ms(forward, runs), median_ms(forward_backward, runs), median_ms(step, runs)
 
 
 def copy_ms(shape, out_shape, runs):
@@ -248,7 +265,8 @@ def pools_table(args):
     mine = ours_pools(args.batches, args.runs, args.pools_binary)
     dims = lambda shape: str(list(shape)).replace(" ", "")
     header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours", "copy", "ours/copy",
-              "ours fwd+bwd", "burn fwd+bwd", "torch fwd+bwd", "burn/ours", "torch/ours")
+              "ours fwd+bwd", "burn fwd+bwd", "torch fwd+bwd", "burn/ours", "torch/ours", "ours step", "burn step",
+              "torch step", "torch/ours step", "Burn's loss+read")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
@@ -258,13 +276,14 @@ def pools_table(args):
             m = lambda what, backend: mine[(key, what, backend)]
             pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
             best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
-            tf, tfb = torch_pool_medians(shape, 2, 2, 0, args.runs)
+            tf, tfb, ts = torch_pool_medians(shape, 2, 2, 0, args.runs)
             of, ofb = best("ours_forward"), best("ours_forward_backward")
             bf, bfb = best("burn_forward"), best("burn_forward_backward")
             copy = copy_ms(shape, (batch, c, h // 2, w // 2), args.runs)
             cells = [name, key, pair("ours_forward"), pair("burn_forward"), f"{tf:.2f}", f"{bf / of:.2f}x",
                      f"{tf / of:.2f}x", f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("burn_forward_backward"), f"{tfb:.2f}",
-                     f"{bfb / ofb:.2f}x", f"{tfb / ofb:.2f}x"]
+                     f"{bfb / ofb:.2f}x", f"{tfb / ofb:.2f}x", pair("ours_step"), pair("burn_step"), f"{ts:.2f}",
+                     f'{ts / best("ours_step"):.2f}x', pair("step_loss_and_read")]
             print("| " + " | ".join(cells) + " |")
     header = ("shape", "x", "max_pool_with_indices", "max_pool_onnx f32", "onnx/ours", "max_pool_onnx i32",
               "i32/f32")
@@ -282,7 +301,8 @@ def pools_table(args):
                      f'{best("onnx_int_forward") / best("onnx_forward"):.2f}x']
             print("| " + " | ".join(cells) + " |")
     header = ("shape", "x", "pool", "ours fwd", "composed fwd", "torch fwd", "torch/ours", "copy", "ours/copy",
-              "ours fwd+bwd", "composed fwd+bwd", "torch fwd+bwd", "torch/ours")
+              "ours fwd+bwd", "composed fwd+bwd", "torch fwd+bwd", "torch/ours", "ours step", "torch step",
+              "torch/ours step", "Burn's loss+read")
     print()
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -291,13 +311,14 @@ def pools_table(args):
         m = lambda what, backend: mine[(key, what, backend)]
         pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
         best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
-        tf, tfb = torch_pool_medians(shape, k, s, p, args.runs)
+        tf, tfb, ts = torch_pool_medians(shape, k, s, p, args.runs)
         of, ofb = best("ours_forward"), best("ours_forward_backward")
         out_shape = shape[:2] + tuple((d + 2 * p - k) // s + 1 for d in shape[2:])
         copy = copy_ms(shape, out_shape, args.runs)
         cells = [name, key, f"k{k} s{s} p{p}", pair("ours_forward"), pair("composed_forward"), f"{tf:.2f}",
                  f"{tf / of:.2f}x", f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("composed_forward_backward"), f"{tfb:.2f}",
-                 f"{tfb / ofb:.2f}x"]
+                 f"{tfb / ofb:.2f}x", pair("ours_step"), f"{ts:.2f}", f'{ts / best("ours_step"):.2f}x',
+                 pair("step_loss_and_read")]
         print("| " + " | ".join(cells) + " |")
 
 
@@ -321,7 +342,8 @@ def main():
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
           f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32")
     header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "naive/ours",
-              "copy", "ours fwd/copy", "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled")
+              "copy", "ours fwd/copy", "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled", "ours step", "torch step",
+              "torch/ours step", "Burn's loss+read")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
@@ -333,7 +355,9 @@ def main():
             o, t, tb = theirs[(name, "onnxruntime_forward")], theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
             copy = mine[(name, "copy_same_bytes@memory@i32@latency")]
             cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", f"{naive / fwd:.1f}x",
-                     f"{copy:.2f}", f"{fwd / copy:.2f}x", f"{bwd:.2f}", f"{pooled:.2f}", f"{tb:.2f}", f"{tb / pooled:.2f}x"]
+                     f"{copy:.2f}", f"{fwd / copy:.2f}x", f"{bwd:.2f}", f"{pooled:.2f}", f"{tb:.2f}", f"{tb / pooled:.2f}x",
+                     f'{best("step"):.2f}', f'{theirs[(name, "pytorch_step")]:.2f}',
+                     f'{theirs[(name, "pytorch_step")] / best("step"):.2f}x', f'{best("step_loss_and_read"):.2f}']
             print("| " + " | ".join(map(str, cells)) + " |")
 
 

@@ -161,7 +161,17 @@ fn composed<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tenso
     bench_support::composed_max_pool(x, &w.options::<D>()).0
 }
 
-/// Forward, and forward + backward under autodiff, of every pool on `device`.
+/// The pool's share of a training step: the pooled values reduced to a loss with `sum()`,
+/// `backward()`, and the gradient of `x` read with a `sum()` (what PyTorch's side runs too).
+fn training_step<const R: usize>(pool: PoolFn<R>, x: Tensor<R>, workload: &Workload) -> f32 {
+    let x = x.require_grad();
+    let grads = pool(x.clone(), workload).sum().backward();
+    let dx = x.grad(&grads).expect("x requires its gradient");
+    dx.sum().into_scalar::<f32>()
+}
+
+/// Forward, forward + backward under autodiff, and a training step's work of every pool on
+/// `device`.
 fn time_pools<const R: usize>(
     args: &Args,
     workload: &Workload,
@@ -176,14 +186,28 @@ fn time_pools<const R: usize>(
     let forward = |pool: PoolFn<R>| pool(x.clone(), workload);
     let forward_backward =
         |pool: PoolFn<R>| pool(x_grad.clone().require_grad(), workload).backward();
+    let step = |pool: PoolFn<R>| training_step(pool, x_grad.clone(), workload);
     // Every pool runs once, forward and forward + backward, before any is timed: a workload's
     // first large allocations are slower, a cost that belongs to no pool (the same kernel came
     // out twice as fast when timed second: s3 batch 12, 35 against 17 ms on Flex).
     for &(_, pool) in pools {
         drop(forward(pool));
         drop(forward_backward(pool));
+        step(pool);
     }
     device.sync().expect("the device syncs");
+    // Burn's part of the step: the loss over the pooled shape, its backward, the read of `x`'s
+    // gradient.
+    let pooled_shape: [usize; R] = forward(pools[0].1).dims();
+    let ms = support::loss_and_read(args.runs, &autodiff, pooled_shape, x.dims());
+    report(
+        args,
+        workload,
+        "step_loss_and_read",
+        backend,
+        Mode::Latency,
+        ms,
+    );
     for &(name, pool) in pools {
         for &mode in modes {
             let ms = time_mode(args, device, mode, &|| forward(pool));
@@ -204,6 +228,8 @@ fn time_pools<const R: usize>(
                 mode,
                 ms,
             );
+            let ms = time_mode(args, device, mode, &|| step(pool));
+            report(args, workload, &format!("{name}_step"), backend, mode, ms);
         }
     }
 }

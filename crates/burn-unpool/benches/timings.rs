@@ -259,9 +259,24 @@ fn autodiff_backwards(
     let naive = median_autodiff_backward(args.runs, sync, || {
         naive_unpool(x.clone().require_grad(), indices.clone(), workload.output)
     });
+    // A training step's share: the op under autodiff, a `sum()` loss, `backward()`, and the
+    // gradient of `x` read with a `sum()`; the same as PyTorch's side in `compare_peers.py`.
+    let step = support::time_mode(args.runs, args.calls, device, Mode::Latency, &|| {
+        let x = x.clone().require_grad();
+        let grads = max_unpool2d(x.clone(), indices.clone(), options.clone())
+            .sum()
+            .backward();
+        let dx = x.grad(&grads).expect("x requires its gradient");
+        dx.sum().into_scalar::<f32>()
+    });
+    let [n, c, _, _] = workload.input;
+    let output = [n, c, workload.output[0], workload.output[1]];
+    let burn = support::loss_and_read(args.runs, device, output, workload.input);
     for (what, ms) in [
         ("backward_autodiff", ours),
         ("backward_autodiff_naive", naive),
+        ("step", step),
+        ("step_loss_and_read", burn),
     ] {
         let row = Row {
             what,

@@ -287,6 +287,23 @@ pub fn time_mode<T>(
     }
 }
 
+/// The part of a training step's work that is Burn's, not the op's: the `sum()` loss over an
+/// op output of `output` shape, its `backward()` (Burn materialises the loss's gradient at that
+/// shape), and the `sum()` that reads a gradient of `input` shape. `device` is an autodiff device.
+pub fn loss_and_read<const R: usize>(
+    runs: usize,
+    device: &Device,
+    output: [usize; R],
+    input: [usize; R],
+) -> f64 {
+    let y = Tensor::<R>::zeros(output, device).require_grad();
+    let dx = Tensor::<R>::zeros(input, device);
+    time_mode(runs, 1, device, Mode::Latency, &|| {
+        drop(y.clone().sum().backward());
+        dx.clone().sum().into_scalar::<f32>()
+    })
+}
+
 /// The median of `times`.
 pub fn median(times: impl Iterator<Item = f64>) -> f64 {
     let mut times: Vec<f64> = times.collect();
