@@ -4,6 +4,8 @@
 //! run when a plan is built, dtype checks in the tensor functions; both before any backend work.
 //! Index *values* are checked where they are read (`crate::kernel`).
 
+use std::fmt;
+
 use burn::tensor::{DType, Device};
 
 use crate::error::{PoolAxis, UnpoolError};
@@ -170,32 +172,16 @@ pub(crate) fn pool_geometry_use(
     if pool.dims() != asked.dims() {
         return Ok(());
     }
+    // Each field's name, and the options' and the pool's values as printed.
+    let field = |name, asked: &dyn fmt::Debug, pool: &dyn fmt::Debug| {
+        (name, format!("{asked:?}"), format!("{pool:?}"))
+    };
     let fields = [
-        (
-            "kernel_size",
-            format!("{:?}", asked.kernel_size),
-            format!("{:?}", pool.kernel_size),
-        ),
-        (
-            "stride",
-            format!("{:?}", asked.stride),
-            format!("{:?}", pool.stride),
-        ),
-        (
-            "padding",
-            format!("{:?}", asked.padding),
-            format!("{:?}", pool.padding),
-        ),
-        (
-            "dilation",
-            format!("{:?}", asked.dilation),
-            format!("{:?}", pool.dilation),
-        ),
-        (
-            "ceil_mode",
-            asked_ceil_mode.to_string(),
-            pool_ceil_mode.to_string(),
-        ),
+        field("kernel_size", &asked.kernel_size, &pool.kernel_size),
+        field("stride", &asked.stride, &pool.stride),
+        field("padding", &asked.padding, &pool.padding),
+        field("dilation", &asked.dilation, &pool.dilation),
+        field("ceil_mode", &asked_ceil_mode, &pool_ceil_mode),
     ];
     let differences: Vec<String> = fields
         .into_iter()
