@@ -16,7 +16,9 @@ pub enum Route {
     CpuKernels,
     /// This crate's CubeCL kernels: CubeCL devices (wgpu, Vulkan, Metal, ...) with the `wgpu`
     /// feature, for pools of 1 to 3 spatial axes and tensors addressed by 32-bit offsets; other
-    /// shapes on those devices run the composition.
+    /// shapes on those devices run the composition. CUDA and ROCm devices are CubeCL devices too
+    /// and take this route, untested: Burn 0.22.1's CUDA backend does not build where this crate
+    /// is tested (docs/platforms.md).
     CubeKernels,
     /// A composition of Burn's own tensor ops: the same results, several times slower and with
     /// more memory. Devices of backends this build has no kernels for take it.
