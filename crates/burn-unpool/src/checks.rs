@@ -323,6 +323,23 @@ mod tests {
     use crate::{MaxUnpoolOptions, UnpoolPlan};
 
     #[test]
+    #[cfg(target_pointer_width = "32")]
+    fn i32_indices_are_refused_for_planes_past_their_range() {
+        // 2^31 + 2^16 positions: past i32, inside u32 and a 32-bit usize.
+        let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, (1 << 15) + 1]);
+        let plan = UnpoolPlan::new(&[1, 1, 1, 1], &[1, 1, 1, 1], &options).unwrap();
+        let err = super::index_dtype(DType::I32, plan.index_range_end()).unwrap_err();
+        assert!(err.to_string().contains("2147549183"), "{err}");
+        assert!(super::index_dtype(DType::U32, plan.index_range_end()).is_ok());
+        assert!(super::index_dtype(DType::I64, plan.index_range_end()).is_ok());
+        // 2^32 positions: no 32-bit usize counts them, so the plan itself is refused.
+        let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, 1 << 16]);
+        let err = UnpoolPlan::new(&[1, 1, 1, 1], &[1, 1, 1, 1], &options).unwrap_err();
+        assert!(err.to_string().contains("output"), "{err}");
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
     fn i32_indices_are_refused_for_planes_past_their_range() {
         let options = MaxUnpoolOptions::new([1, 1]).with_output_size([1 << 16, 1 << 16]);
         let plan = UnpoolPlan::new(&[1, 1, 1, 1], &[1, 1, 1, 1], &options).unwrap();

@@ -21,7 +21,7 @@ const HUGE_PAGE_THRESHOLD: usize = 32 << 20;
 /// when transparent huge pages are in `madvise` or `always` mode) makes it ~22: SegNet s1's
 /// forward took 23 ms without the advice and 16 ms with it, in one run.
 pub(crate) fn zeroed_buffer<T: Zeroable>(shape: &[usize]) -> Result<Vec<T>, UnpoolError> {
-    let len = shape.iter().product();
+    let len = element_count::<T>(shape)?;
     let buffer: Vec<T> = bytemuck::allocation::try_zeroed_vec(len)
         .map_err(|_| allocation_failed::<T>(len, shape))?;
     advise_if_large(buffer.as_ptr() as usize, len * size_of::<T>());
@@ -37,7 +37,7 @@ pub(crate) fn written_buffer<T: Copy>(
     shape: &[usize],
     fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), UnpoolError>,
 ) -> Result<Vec<T>, UnpoolError> {
-    let len = shape.iter().product();
+    let len = element_count::<T>(shape)?;
     let mut buffer: Vec<T> = Vec::new();
     buffer
         .try_reserve_exact(len)
@@ -48,6 +48,15 @@ pub(crate) fn written_buffer<T: Copy>(
     // one of the first `len` elements (its contract).
     unsafe { buffer.set_len(len) };
     Ok(buffer)
+}
+
+/// The element count of `shape`; a count past `usize::MAX` (a 32-bit target) is a buffer that
+/// cannot be allocated, not an overflow.
+fn element_count<T>(shape: &[usize]) -> Result<usize, UnpoolError> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| allocation_failed::<T>(usize::MAX, shape))
 }
 
 #[cold]

@@ -40,7 +40,7 @@ pub fn plane_offsets<const R: usize>(shape: [usize; R], device: &Device) -> Tens
     };
     assert!(
         fits,
-        "plane_offsets: a tensor of shape {shape:?} has more elements than i64::MAX"
+        "plane_offsets: a tensor of shape {shape:?} has more elements than a usize or an i64 holds"
     );
     // Below i64::MAX: checked above.
     let plane_len = plane_len.unwrap_or(0) as i64;
@@ -150,10 +150,15 @@ mod tests {
 
     #[test]
     fn plane_offsets_read_the_shape_only() {
-        // 2^41 elements: an activation of this shape (8 TiB of f32) or an int64 pass over it
-        // could not be allocated; the offsets are six numbers.
-        let offsets = plane_offsets([2, 3, 1 << 20, 1 << 20], &Device::flex());
-        let plane = 1i64 << 40;
+        // 2^41 elements (6 * 2^28 on 32 bits): an activation of this shape (8 TiB of f32; 6 GiB)
+        // or an int64 pass over it could not be allocated; the offsets are six numbers.
+        let side: usize = if cfg!(target_pointer_width = "64") {
+            1 << 20
+        } else {
+            1 << 14
+        };
+        let offsets = plane_offsets([2, 3, side, side], &Device::flex());
+        let plane = (side * side) as i64;
         let expected = TensorData::from([
             [[[0i64]], [[plane]], [[2 * plane]]],
             [[[3 * plane]], [[4 * plane]], [[5 * plane]]],
@@ -162,9 +167,13 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "has more elements than i64::MAX")]
+    #[should_panic(expected = "has more elements than")]
     fn plane_offsets_refuse_a_shape_no_index_addresses() {
+        // Past i64::MAX on 64 bits, past usize::MAX on 32.
+        #[cfg(target_pointer_width = "64")]
         plane_offsets([2, 1, 1 << 62], &Device::flex());
+        #[cfg(target_pointer_width = "32")]
+        plane_offsets([2, 1, 1 << 31], &Device::flex());
     }
 
     /// A 2x2 pool over [1, 2, 2, 4] (planes of 8): its global indices, and a `MaxUnpool` that
