@@ -44,10 +44,8 @@ import subprocess
 import time
 
 import numpy as np
-import onnxruntime as ort
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper
 
 STAGES = [("s1", 64, 180, 240, 360, 480), ("s2", 128, 90, 120, 180, 240), ("s3", 256, 45, 60, 90, 120), ("s4", 512, 22, 30, 45, 60)]
 
@@ -76,6 +74,9 @@ def median_ms(fn, runs, warmup=2):
 
 
 def ort_session(shape, out_shape):
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
     node = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
     graph = helper.make_graph(
         [node],
@@ -95,6 +96,8 @@ def ort_session(shape, out_shape):
 
 
 def peers(batch, runs, threads):
+    import onnxruntime as ort
+
     rows = {}
     rng = np.random.default_rng(7)
     torch.set_num_threads(threads)
@@ -125,9 +128,9 @@ def stage_values(shape):
     return ((np.arange(np.prod(shape), dtype=np.uint64) * 2654435761 % 1000) / 10).astype(np.float32).reshape(shape)
 
 
-def torch_medians(tx, ti, size, runs, sync, calls=1):
-    """Median ms per call of `F.max_unpool2d` and of its autograd backward: `calls` calls, then
-    `sync` (latency: one call; throughput: many)."""
+def torch_medians(tx, ti, size, runs, sync, calls=1, with_step=True):
+    """Median ms per call of `F.max_unpool2d`, of its autograd backward and (`with_step`) of a
+    training step's share: `calls` calls, then `sync` (latency: one call; throughput: many)."""
 
     def forward():
         for _ in range(calls):
@@ -151,30 +154,60 @@ def torch_medians(tx, ti, size, runs, sync, calls=1):
             xs.grad.sum().item()
         sync()
 
-    return median_ms(forward, runs) / calls, median_ms(backward, runs) / calls, median_ms(step, runs) / calls
+    step_ms = median_ms(step, runs) / calls if with_step else None
+    return median_ms(forward, runs) / calls, median_ms(backward, runs) / calls, step_ms
 
 
-def cuda_peers(batch, runs, calls):
-    """PyTorch CUDA forward and autograd backward, in latency and throughput mode (as ours)."""
+def torch_device():
+    """PyTorch's GPU peer: CUDA where this PyTorch has it, else the CPU (a dry run of the GPU
+    tables, on a machine without a GPU: the figures then compare nothing)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def torch_sync(device):
+    """A device sync on `device`: what ours does after each call (latency) or each batch of calls."""
+    return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+
+def torch_label(device):
+    name = torch.cuda.get_device_name() if device.type == "cuda" else "CPU (no CUDA: a dry run)"
+    cuda = f", CUDA {torch.version.cuda}" if device.type == "cuda" else ""
+    return f"PyTorch {torch.__version__}{cuda} on {name}"
+
+
+def wanted(name, only):
+    """Whether the workload `name` is among `only` (comma-separated names; None: all)."""
+    return only is None or name in only.split(",")
+
+
+def gpu_peers(batch, runs, calls, only):
+    """PyTorch's forward and autograd backward on its GPU device, in latency and throughput mode
+    (as ours), and a training step's share in latency mode."""
     rows = {}
     rng = np.random.default_rng(7)
+    device = torch_device()
+    sync = torch_sync(device)
     for name, c, h, w, oh, ow in STAGES:
-        tx = torch.from_numpy(stage_values((batch, c, h, w))).cuda()
-        ti = torch.from_numpy(window_indices(rng, batch, c, h, w, oh, ow)).cuda()
+        if not wanted(name, only):
+            continue
+        tx = torch.from_numpy(stage_values((batch, c, h, w))).to(device)
+        ti = torch.from_numpy(window_indices(rng, batch, c, h, w, oh, ow)).to(device)
         for mode, n in (("latency", 1), ("throughput", calls)):
-            fwd, bwd, _ = torch_medians(tx, ti, [oh, ow], runs, torch.cuda.synchronize, n)
+            fwd, bwd, step = torch_medians(tx, ti, [oh, ow], runs, sync, n, with_step=mode == "latency")
             rows[(name, f"pytorch_forward@{mode}")], rows[(name, f"pytorch_backward@{mode}")] = fwd, bwd
+            rows[(name, f"pytorch_step@{mode}")] = step
     return rows
 
 
-def ours(batch, runs, gpu, binary, calls=50):
+def ours(batch, runs, gpu, binary, calls=50, only=None):
     flags = ["--json", "--batches", str(batch), "--runs", str(runs), "--calls", str(calls)] + (["--gpu"] if gpu else [])
+    flags += ["--only", only] if only else []
     if binary:
         cmd = [binary, "--bench"] + flags
     else:
         features = ["--features", "ndarray,wgpu" if gpu else "ndarray"]
         cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", *features, "--bench", "timings", "--"] + flags
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     rows = {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -185,19 +218,22 @@ def ours(batch, runs, gpu, binary, calls=50):
 
 
 def gpu_table(args):
-    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__} (CUDA {torch.version.cuda}); "
-          f"burn-unpool on the default wgpu device; medians of {args.runs} runs, f32; throughput: "
-          f"{args.calls} calls queued, one sync")
+    device = torch_device()
+    print(f"burn-unpool on the default wgpu device beside {torch_label(device)}; medians of {args.runs} "
+          f"runs, f32, ms; throughput: {args.calls} calls queued, one sync, per call; step: latency only")
+    print()
     header = ("shape", "batch", "mode", "ours fwd pooled", "ours fwd raw i64", "torch fwd", "torch/ours fwd",
               "copy same bytes", "ours fwd/copy", "ours bwd pooled", "ours bwd raw i64", "torch bwd",
-              "torch/ours bwd")
+              "torch/ours bwd", "ours step", "torch step", "torch/ours step")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
-        mine = ours(batch, args.runs, True, args.timings, args.calls)
-        theirs = cuda_peers(batch, args.runs, args.calls)
+        mine = ours(batch, args.runs, True, args.timings, args.calls, args.only)
+        theirs = gpu_peers(batch, args.runs, args.calls, args.only)
         for mode in ("latency", "throughput"):
             for name, *_ in STAGES:
+                if not wanted(name, args.only):
+                    continue
                 m = lambda what, index: mine[(name, f"{what}@wgpu@{index}@{mode}")]
                 fwd, bwd = m("forward_pooled", "i32"), m("backward_pooled", "i32")
                 copy = m("copy_same_bytes", "i32")
@@ -205,6 +241,11 @@ def gpu_table(args):
                 cells = [name, batch, mode, f"{fwd:.3f}", f'{m("forward", "i64"):.3f}', f"{t:.3f}", f"{t / fwd:.2f}x",
                          f"{copy:.3f}", f"{fwd / copy:.2f}x", f"{bwd:.3f}", f'{m("backward", "i64"):.3f}', f"{tb:.3f}",
                          f"{tb / bwd:.2f}x"]
+                if mode == "latency":
+                    step, ts = mine[(name, "step@wgpu@i64@latency")], theirs[(name, "pytorch_step@latency")]
+                    cells += [f"{step:.3f}", f"{ts:.3f}", f"{ts / step:.2f}x"]
+                else:
+                    cells += ["-", "-", "-"]
                 print("| " + " | ".join(map(str, cells)) + " |")
 
 
@@ -212,18 +253,25 @@ POOL_STAGES = [("s1", 64, 360, 480), ("s2", 128, 180, 240), ("s3", 256, 90, 120)
 VOLUMES = [("v1", (1, 16, 32, 64, 64), 2, 2, 0), ("v2", (2, 32, 16, 32, 32), 2, 2, 0), ("v3", (1, 16, 32, 32, 32), 3, 2, 1)]
 
 
-def torch_pool_medians(shape, kernel, stride, padding, runs):
-    """Median ms of PyTorch's max pool with indices: forward, and forward + autograd backward."""
+def torch_pool_medians(shape, kernel, stride, padding, runs, device=torch.device("cpu"), calls=1, with_step=True):
+    """Median ms per call of PyTorch's max pool with indices on `device`: forward, forward + autograd
+    backward, and (`with_step`) a training step's share; `calls` calls, then a device sync."""
     pool = F.max_pool2d if len(shape) == 4 else F.max_pool3d
-    x = torch.from_numpy(stage_values(shape))
+    x = torch.from_numpy(stage_values(shape)).to(device)
+    sync = torch_sync(device)
 
     def forward():
-        pool(x, kernel, stride, padding, return_indices=True)
+        # The results live until the sync, as ours do in throughput mode.
+        kept = [pool(x, kernel, stride, padding, return_indices=True) for _ in range(calls)]
+        sync()
+        return kept
 
     def forward_backward():
-        xg = x.clone().requires_grad_(True)
-        out, _ = pool(xg, kernel, stride, padding, return_indices=True)
-        out.backward(torch.ones_like(out))
+        for _ in range(calls):
+            xg = x.clone().requires_grad_(True)
+            out, _ = pool(xg, kernel, stride, padding, return_indices=True)
+            out.backward(torch.ones_like(out))
+        sync()
 
     def step():
         xg = x.clone().requires_grad_(True)
@@ -231,7 +279,8 @@ def torch_pool_medians(shape, kernel, stride, padding, runs):
         out.sum().backward()
         xg.grad.sum().item()
 
-    return median_ms(forward, runs), median_ms(forward_backward, runs), median_ms(step, runs)
+    step_ms = median_ms(step, runs) if with_step else None
+    return median_ms(forward, runs) / calls, median_ms(forward_backward, runs) / calls, step_ms
 
 
 def copy_ms(shape, out_shape, runs):
@@ -242,19 +291,59 @@ def copy_ms(shape, out_shape, runs):
     return median_ms(lambda: np.copyto(target, source), runs)
 
 
-def ours_pools(batches, runs, binary):
-    flags = ["--json", "--batches", batches, "--runs", str(runs)]
+def ours_pools(batches, runs, binary, gpu=False, calls=20, only=None):
+    flags = ["--json", "--batches", batches, "--runs", str(runs), "--calls", str(calls)] + (["--gpu"] if gpu else [])
+    flags += ["--only", only] if only else []
     if binary:
         cmd = [binary, "--bench"] + flags
     else:
-        cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--features", "ndarray", "--bench", "pools", "--"] + flags
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        features = "ndarray,wgpu" if gpu else "ndarray"
+        cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--features", features, "--bench", "pools", "--"] + flags
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     rows = {}
     for line in out.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
-            rows[(r["dims"], r["what"], r["backend"])] = r["median_ms"]
+            key = (r["dims"], r["what"], r["backend"])
+            rows[key if r["mode"] == "latency" else key + (r["mode"],)] = r["median_ms"]
     return rows
+
+
+def gpu_pools_table(args):
+    """The pools on the default wgpu device (ours and Burn's own 2-d pool; the 3-d pool beside the
+    composition of Burn ops) beside PyTorch's on its GPU, latency and throughput."""
+    device = torch_device()
+    print(f"burn-unpool's pools and Burn's on the default wgpu device beside {torch_label(device)}; medians "
+          f"of {args.runs} runs, f32, ms; throughput: {args.calls} calls queued, one sync, per call; step: "
+          f"latency only")
+    print()
+    mine = ours_pools(args.batches, args.runs, args.pools_binary, True, args.calls, args.only)
+    dims = lambda shape: str(list(shape)).replace(" ", "").replace(",", ", ")
+    header = ("shape", "x", "pool", "mode", "ours fwd", "peer fwd", "torch fwd", "peer/ours", "torch/ours",
+              "ours fwd+bwd", "peer fwd+bwd", "torch fwd+bwd", "peer/ours", "torch/ours", "ours step",
+              "torch step", "torch/ours step")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    workloads = [(name, (int(b), c, h, w), 2, 2, 0, "burn") for b in args.batches.split(",")
+                 for name, c, h, w in POOL_STAGES]
+    workloads += [(name, shape, k, s, p, "composed") for name, shape, k, s, p in VOLUMES]
+    for name, shape, k, s, p, peer in workloads:
+        if not wanted(name, args.only):
+            continue
+        key = dims(shape)
+        for mode, calls in (("latency", 1), ("throughput", args.calls)):
+            suffix = () if mode == "latency" else (mode,)
+            m = lambda what: mine[(key, what, "wgpu") + suffix]
+            tf, tfb, ts = torch_pool_medians(shape, k, s, p, args.runs, device, calls, mode == "latency")
+            of, pf, ofb, pfb = m("ours_forward"), m(f"{peer}_forward"), m("ours_forward_backward"), m(f"{peer}_forward_backward")
+            cells = [name, key, f"k{k} s{s} p{p}", mode, f"{of:.3f}", f"{pf:.3f}", f"{tf:.3f}", f"{pf / of:.2f}x",
+                     f"{tf / of:.2f}x", f"{ofb:.3f}", f"{pfb:.3f}", f"{tfb:.3f}", f"{pfb / ofb:.2f}x", f"{tfb / ofb:.2f}x"]
+            if mode == "latency":
+                step = m("ours_step")
+                cells += [f"{step:.3f}", f"{ts:.3f}", f"{ts / step:.2f}x"]
+            else:
+                cells += ["-", "-", "-"]
+            print("| " + " | ".join(cells) + " |")
 
 
 def pools_table(args):
@@ -262,7 +351,7 @@ def pools_table(args):
     torch.set_num_threads(threads)
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} "
           f"({threads} threads); medians of {args.runs} runs, f32, ms; ours and Burn's: Flex / NdArray")
-    mine = ours_pools(args.batches, args.runs, args.pools_binary)
+    mine = ours_pools(args.batches, args.runs, args.pools_binary, calls=args.calls)
     dims = lambda shape: str(list(shape)).replace(" ", "")
     header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours", "copy", "ours/copy",
               "ours fwd+bwd", "burn fwd+bwd", "torch fwd+bwd", "burn/ours", "torch/ours", "ours step", "burn step",
@@ -331,13 +420,19 @@ def main():
     parser.add_argument("--timings")
     parser.add_argument("--pools", action="store_true")
     parser.add_argument("--pools-binary")
+    parser.add_argument("--only")
     args = parser.parse_args()
+    if args.pools and args.gpu:
+        gpu_pools_table(args)
+        return
     if args.pools:
         pools_table(args)
         return
     if args.gpu:
         gpu_table(args)
         return
+    import onnxruntime as ort
+
     threads = os.cpu_count()
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
           f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32")

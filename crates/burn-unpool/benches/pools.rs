@@ -6,11 +6,12 @@
 //! PyTorch.
 //!
 //! `cargo bench -p burn-unpool --features ndarray --bench pools -- [--json] [--batches 1,4,12] [--runs 7]
-//! [--only s1] [--calls 20] [--gpu]` (the options are described by `--help` after the `--`)
+//! [--only s1,v1] [--calls 20] [--gpu]` (the options are described by `--help` after the `--`)
 //!
-//! With `--features wgpu` and `--gpu`, the 2-d pools run on the default wgpu device (fused), beside
-//! Burn's own pool there, timed as `latency` (a sync after each call) and `throughput` (`--calls`
-//! calls queued, one sync, per call); the CPU devices run each call to its end (`latency` only).
+//! With `--features wgpu` and `--gpu`, the pools run on the default wgpu device (fused), beside
+//! Burn's own pool there (2-d) and the composition of Burn ops (3-d), timed as `latency` (a sync
+//! after each call) and `throughput` (`--calls` calls queued, one sync, per call); the CPU devices
+//! run each call to its end (`latency` only).
 
 // NdArray is deprecated in Burn 0.22 but still shipped; it is measured beside Flex.
 #![allow(deprecated)]
@@ -251,10 +252,11 @@ fn main() {
             args.runs
         );
     }
-    let wanted = |w: &Workload| args.only.as_deref().is_none_or(|o| o == w.name);
+    let wanted = |w: &Workload| args.wants(&w.name);
     let pools_2d: [Pool<4>; 3] = [("ours", ours::<2, 4>), ("onnx", onnx2d), ("burn", burn2d)];
+    let pools_3d: [Pool<5>; 2] = [("ours", ours::<3, 5>), ("composed", composed::<3, 5>)];
     if args.gpu {
-        gpu(&args, &pools_2d, &wanted);
+        gpu(&args, &pools_2d, &pools_3d, &wanted);
         return;
     }
     for batch in &args.batches {
@@ -272,7 +274,6 @@ fn main() {
             }
         }
     }
-    let pools_3d: [Pool<5>; 2] = [("ours", ours::<3, 5>), ("composed", composed::<3, 5>)];
     for workload in volumes().iter().filter(|w| wanted(w)) {
         for (backend, device, _) in support::cpu_devices() {
             time_pools(
@@ -288,19 +289,27 @@ fn main() {
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn gpu(_: &Args, _: &[Pool<4>], _: &dyn Fn(&Workload) -> bool) {
+fn gpu(_: &Args, _: &[Pool<4>], _: &[Pool<5>], _: &dyn Fn(&Workload) -> bool) {
     panic!(
         "--gpu needs the `wgpu` feature: cargo bench -p burn-unpool --features ndarray,wgpu --bench pools -- --gpu"
     );
 }
 
 #[cfg(feature = "wgpu")]
-fn gpu(args: &Args, pools: &[Pool<4>], wanted: &dyn Fn(&Workload) -> bool) {
+fn gpu(
+    args: &Args,
+    pools_2d: &[Pool<4>],
+    pools_3d: &[Pool<5>],
+    wanted: &dyn Fn(&Workload) -> bool,
+) {
     let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+    let modes = [Mode::Latency, Mode::Throughput];
     for batch in &args.batches {
         for workload in segnet(*batch).iter().filter(|w| wanted(w)) {
-            let modes = [Mode::Latency, Mode::Throughput];
-            time_pools(args, workload, "wgpu", &device, pools, &modes);
+            time_pools(args, workload, "wgpu", &device, pools_2d, &modes);
         }
+    }
+    for workload in volumes().iter().filter(|w| wanted(w)) {
+        time_pools(args, workload, "wgpu", &device, pools_3d, &modes);
     }
 }

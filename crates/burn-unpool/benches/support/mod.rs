@@ -23,9 +23,9 @@ struct Cli {
     /// GPU throughput mode: calls queued before one sync [default: the bench's own].
     #[arg(long)]
     calls: Option<usize>,
-    /// Only the workload of this name (s1..s4, v1..v3, overlap).
-    #[arg(long)]
-    only: Option<String>,
+    /// Only the workloads of these names, comma-separated (s1..s4, v1..v3, overlap).
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<String>>,
     /// Also time the default wgpu device (a build with `--features wgpu`).
     #[arg(long)]
     gpu: bool,
@@ -40,7 +40,7 @@ pub struct Args {
     pub batches: Vec<usize>,
     pub runs: usize,
     pub calls: usize,
-    pub only: Option<String>,
+    pub only: Option<Vec<String>>,
     pub gpu: bool,
 }
 
@@ -56,6 +56,13 @@ impl Args {
             only: cli.only,
             gpu: cli.gpu,
         }
+    }
+
+    /// Whether the workload named `name` is to be timed (`--only`).
+    pub fn wants(&self, name: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == name))
     }
 }
 
