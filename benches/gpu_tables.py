@@ -11,7 +11,8 @@ them:
 There (Python 3 with PyTorch and numpy; CUDA for the peer figures), run it:
 
     python3 BUNDLE/gpu_tables.py run --out DIR [--quick] [--batches 1,4,12] [--runs 15] [--calls 50]
-        [--step-batches 4] [--step-runs N] [--timeout 1800] [--deadline SECONDS]
+        [--pool-runs 5] [--pool-calls 20] [--step-batches 4] [--step-runs N] [--timeout 1800]
+        [--deadline SECONDS]
         [--vulkan-loader auto|bundle]
 
 `run` unpacks the binaries, uses the machine's Vulkan loader or else the bundle's (into the bundle's
@@ -80,7 +81,8 @@ def pack(args):
     for name, path in sorted(executables.items()):
         target = bundle / "bin" / f"{name}.xz"
         say(f"compressing {path} ({os.path.getsize(path) / 2**20:.1f} MiB) into {target}")
-        with open(path, "rb") as source, lzma.open(target, "wb", preset=6) as sink:
+        # A dry run's binaries are larger and travel nowhere: the fastest preset.
+        with open(path, "rb") as source, lzma.open(target, "wb", preset=0 if args.dev else 6) as sink:
             shutil.copyfileobj(source, sink)
     for name, path in SCRIPTS.items():
         shutil.copy(ROOT / path, bundle / name)
@@ -213,10 +215,11 @@ def step_table(report, binaries, bundle, batches, runs, quick, timeout):
                                                          "--device", device] + common, timeout, "step")
         if ours is None or theirs is None:
             continue
-        times = {}
+        times = {}  # the last median of each path: the one timed after the most steps
         for line in ours.splitlines():
-            if "ms per step" in line:
-                times[line.split("  ")[0].strip()] = float(line.split()[-4])
+            if " ms per step" in line:
+                name, rest = line.split("  ", 1)
+                times[name.strip()] = float(rest.split(" ms per step")[0])
         pooled, raw = times["pool indices"], times["raw indices, checked"]
         torch_ms = float(theirs.split("median step ")[1].split()[0])
         report.write(f"| SegNet-Basic {'width 8, 48x64' if quick else 'width 64, 360x480'} | {batch} | "
@@ -254,7 +257,8 @@ def run(args):
                  f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; PyTorch "
                  f"{torch_version} (CUDA: {torch_has_cuda()}); Vulkan: {vulkan}. "
                  f"`gpu_tables.py run{' --quick' if args.quick else ''} --batches {args.batches} "
-                 f"--runs {args.runs} --calls {args.calls} --step-batches {args.step_batches}`.")
+                 f"--runs {args.runs} --calls {args.calls} --pool-runs {args.pool_runs} --pool-calls "
+                 f"{args.pool_calls} --step-batches {args.step_batches}`.")
     start = time.monotonic()
     peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
              str(args.runs), "--calls", str(args.calls)]
@@ -264,7 +268,9 @@ def run(args):
     if table is not None:
         report.write(table)
     report.write("\n## Max pools with indices\n")
-    table = report.command("pools", peers + ["--pools", "--gpu", "--pools-binary", binaries["pools"]]
+    pool_peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
+                  str(min(args.runs, args.pool_runs)), "--calls", str(min(args.calls, args.pool_calls))]
+    table = report.command("pools", pool_peers + ["--pools", "--gpu", "--pools-binary", binaries["pools"]]
                            + (["--only", pool_only] if pool_only else []), args.timeout, leave=100)
     if table is not None:
         report.write(table)
@@ -293,6 +299,9 @@ def main():
     running.add_argument("--batches", default="1,4,12")
     running.add_argument("--runs", type=int, default=15)
     running.add_argument("--calls", type=int, default=50)
+    running.add_argument("--pool-runs", type=int, default=5, help="--runs for the pool table, at most")
+    running.add_argument("--pool-calls", type=int, default=20, help="--calls for the pool table, at most "
+                         "(its 3-d peer, a composition of Burn ops, takes 35 ms a call on an H200)")
     running.add_argument("--step-batches", default="4", help="the SegNet step's batch sizes")
     running.add_argument("--step-runs", type=int, help="timed SegNet steps per path [--runs]")
     running.add_argument("--timeout", type=int, default=1800, help="seconds each command may run")

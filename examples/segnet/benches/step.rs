@@ -4,7 +4,12 @@
 //! steps, each step followed by a device sync.
 //!
 //! `cargo bench -p segnet [--features wgpu|vulkan] --bench step -- [--device cpu|wgpu|vulkan]
-//! [--arch segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]`
+//! [--arch segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]
+//! [--warmup 3] [--paths pooled,raw]`
+//!
+//! `--paths` times the paths in the order given, each as often as named (`pooled,raw,pooled,raw`
+//! shows whether the order moves the figures: the first steps on a GPU also compile and tune
+//! kernels).
 
 use std::time::Instant;
 
@@ -32,9 +37,16 @@ struct Args {
     /// Images per step.
     #[arg(long, default_value_t = 4)]
     batch: usize,
-    /// Timed steps per path (after 2 warm-up steps).
+    /// Timed steps per path.
     #[arg(long, default_value_t = 10)]
     runs: usize,
+    /// Untimed steps before each path's timed ones (on an H200 through wgpu, 2 left the first
+    /// path's median at 3064 ms where 3 gave 1411 ms: the first steps compile and tune kernels).
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// The paths to time, in this order (a path named twice is timed twice).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "pooled,raw")]
+    paths: Vec<Path>,
     /// Accepted for `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -49,6 +61,31 @@ fn size(text: &str) -> Result<[usize; 2], String> {
 }
 
 const CLASSES: usize = 11;
+
+/// How the decoder gets its indices.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Path {
+    /// The encoder pools' own indices.
+    Pooled,
+    /// The same indices as raw tensors, checked.
+    Raw,
+}
+
+impl Path {
+    fn name(self) -> &'static str {
+        match self {
+            Path::Pooled => "pool indices",
+            Path::Raw => "raw indices, checked",
+        }
+    }
+
+    fn index_path(self) -> IndexPath {
+        match self {
+            Path::Pooled => IndexPath::Pooled,
+            Path::Raw => IndexPath::Raw,
+        }
+    }
+}
 
 fn main() {
     let args = Args::parse();
@@ -74,51 +111,62 @@ fn main() {
     );
     println!(
         "{} width {} ({} parameters), batch {} of {height} x {width}, on {:?}; median of {} steps \
-         after 2 warm-up steps, each followed by a device sync",
+         after {} warm-up steps, each followed by a device sync",
         args.arch,
         args.width,
         burn::module::Module::num_params(&net),
         args.batch,
         args.device,
-        args.runs
+        args.runs,
+        args.warmup
     );
-    let mut medians = Vec::new();
-    for (name, path) in [
-        ("pool indices", IndexPath::Pooled),
-        ("raw indices, checked", IndexPath::Raw),
-    ] {
-        let ms = median_step(&net, &images, &targets, &device, path, args.runs);
-        println!("{name:<22} {ms:>10.2} ms per step");
-        medians.push(ms);
+    // The last median of each path: the one timed after the most steps ran.
+    let (mut pooled, mut raw) = (None, None);
+    for &path in &args.paths {
+        let times = step_times(&net, &images, &targets, &device, path, &args);
+        let median = times[times.len() / 2];
+        println!(
+            "{:<22} {median:>10.2} ms per step (min {:.2}, max {:.2})",
+            path.name(),
+            times[0],
+            times[times.len() - 1]
+        );
+        match path {
+            Path::Pooled => pooled = Some(median),
+            Path::Raw => raw = Some(median),
+        }
     }
-    println!("raw / pool indices: {:.2}x", medians[1] / medians[0]);
+    if let (Some(pooled), Some(raw)) = (pooled, raw) {
+        println!("raw / pool indices: {:.2}x", raw / pooled);
+    }
 }
 
-/// The median time of a training step of a copy of `net`, unpooling by `path`.
-fn median_step(
+/// The sorted times (ms) of `args.runs` training steps of a copy of `net`, unpooling by `path`,
+/// after `args.warmup` untimed ones.
+fn step_times(
     net: &SegNet,
     images: &Tensor<4>,
     targets: &Tensor<3, Int>,
     device: &Device,
-    path: IndexPath,
-    runs: usize,
-) -> f64 {
+    path: Path,
+    args: &Args,
+) -> Vec<f64> {
     let mut net = net.clone();
     let mut optimizer = AdamConfig::new().init();
     let weights = vec![1.0; CLASSES];
-    let mut times: Vec<f64> = (0..runs + 2)
+    let mut times: Vec<f64> = (0..args.runs + args.warmup)
         .map(|_| {
             device.sync().expect("the device syncs");
             let start = Instant::now();
-            let (logits, _) = net.forward_with(images.clone(), path);
+            let (logits, _) = net.forward_with(images.clone(), path.index_path());
             let loss = segmentation_loss(logits, targets.clone(), &weights);
             let grads = GradientsParams::from_grads(loss.backward(), &net);
             net = optimizer.step(1e-3, net.clone(), grads);
             device.sync().expect("the device syncs");
             start.elapsed().as_secs_f64() * 1e3
         })
-        .skip(2)
+        .skip(args.warmup)
         .collect();
     times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
+    times
 }
