@@ -32,15 +32,19 @@ fn one(device: &Device) -> (Tensor<4>, Tensor<4, Int>) {
     )
 }
 
+/// Half of `usize`'s bits: sizes of `1 << HALF` per side wrap it at either pointer width.
+const HALF: u32 = usize::BITS / 2;
+
 /// Output sizes whose element count wraps `usize`, explicit or full, including one whose product
-/// wraps to exactly 1 (3 x its inverse modulo 2^64).
+/// wraps to exactly 1 (3 x its inverse modulo 2^64, or 2^32 on a 32-bit target).
 #[test]
 fn output_sizes_whose_product_wraps() {
-    const INVERSE_OF_3: usize = 0xAAAA_AAAA_AAAA_AAAB;
+    // (2^(BITS+1) + 1) / 3: 0xAAAA_AAAA_AAAA_AAAB on 64 bits.
+    const INVERSE_OF_3: usize = usize::MAX / 3 * 2 + 1;
     assert_eq!(3usize.wrapping_mul(INVERSE_OF_3), 1);
     for (name, device) in devices() {
         let (x, indices) = one(&device);
-        for size in [[1 << 32, 1 << 32], [3, INVERSE_OF_3], [usize::MAX, 2]] {
+        for size in [[1 << HALF, 1 << HALF], [3, INVERSE_OF_3], [usize::MAX, 2]] {
             let refusal = format!(
                 "max_unpool: the output shape [1, 1, {}, {}] has more elements than usize::MAX",
                 size[0], size[1]
@@ -90,8 +94,9 @@ fn default_output_of_usize_max() {
 }
 
 /// Outputs no buffer can hold (4 TiB, 2^64 bytes, more than `isize::MAX` bytes, a size the GPU
-/// cannot bind) are refused before any allocation, naming the shape and the bytes. Run in a child
-/// process: before these checks, such calls aborted it.
+/// cannot bind; on a 32-bit target 1 GiB, 2^32 bytes and more than `isize::MAX` bytes) are refused
+/// before any allocation, naming the shape and the bytes. Run in a child process: before these
+/// checks, such calls aborted it.
 #[test]
 fn outputs_no_buffer_can_hold() {
     if std::env::var_os("BURN_UNPOOL_HOSTILE_CHILD").is_some() {
@@ -115,17 +120,24 @@ fn outputs_no_buffer_can_hold() {
 fn huge_outputs_in_this_process() {
     for (name, device) in devices() {
         let (x, indices) = one(&device);
-        // 2^40 f32 = 4 TiB; 2^62 f32 = 2^64 bytes; 2^63 - 1 elements.
+        // 64 bits: 2^40 f32 = 4 TiB; 2^62 f32 = 2^64 bytes; under 2^63 elements, past isize::MAX
+        // bytes. 32 bits: 2^28 f32 = 1 GiB; 2^30 f32 = 2^32 bytes; under 2^31 elements.
+        let large: usize = if usize::BITS == 64 { 1 << 20 } else { 1 << 14 };
+        let large_bytes = (4 * large as u128 * large as u128).to_string();
+        let all_bytes = format!("{} bytes", 1u128 << usize::BITS);
         for (size, parts) in [
-            ([1usize << 20, 1 << 20], &["4398046511104"][..]),
-            ([1 << 31, 1 << 31], &["18446744073709551616 bytes"][..]),
-            ([(1 << 31) - 1, (1 << 32) + 1], &[][..]),
+            ([large, large], &[large_bytes.as_str()][..]),
+            (
+                [1 << (HALF - 1), 1 << (HALF - 1)],
+                &[all_bytes.as_str()][..],
+            ),
+            ([(1 << (HALF - 1)) - 1, (1 << HALF) + 1], &[][..]),
         ] {
             let options = MaxUnpoolOptions::new([1, 1]).with_output_size(size);
             let message = match outcome(|| max_unpool2d(x.clone(), indices.clone(), options)) {
-                // A host whose OS overcommits memory may grant 4 TiB of untouched zero pages: a
+                // A host whose OS overcommits memory may grant the first size in untouched zero pages: a
                 // correct result then, and nothing aborted.
-                Ok(y) if name != "wgpu" && size == [1 << 20, 1 << 20] => {
+                Ok(y) if name != "wgpu" && size == [large, large] => {
                     assert_eq!(y.dims(), [1, 1, size[0], size[1]], "{name}");
                     println!("checked: {name} {size:?}: granted by the OS");
                     continue;
@@ -191,9 +203,11 @@ fn converters_refuse_nonsense_shapes() {
         &["no zero size", "[5, 0]"],
         "zero",
     );
+    // Past i64::MAX at either width (on 32 bits a plane of 2^32 positions is valid arithmetic).
+    let side = usize::MAX;
     assert_refused(
-        || column_major_to_row_major(indices(), &[1 << 32, 1 << 32]),
-        &["more elements than i64::MAX", "[4294967296, 4294967296]"],
+        || column_major_to_row_major(indices(), &[side, side]),
+        &["more elements than i64::MAX", &format!("[{side}, {side}]")],
         "overflow",
     );
     for (op, convert) in [
@@ -208,11 +222,19 @@ fn converters_refuse_nonsense_shapes() {
             &[op, "plane_len must be non-zero"],
             op,
         );
-        assert_refused(
-            || convert(indices(), usize::MAX / 2),
-            &[op, "6 planes", "more positions than i64::MAX"],
-            op,
-        );
+        if usize::BITS == 64 {
+            assert_refused(
+                || convert(indices(), usize::MAX / 2),
+                &[op, "6 planes", "more positions than i64::MAX"],
+                op,
+            );
+        } else {
+            // 6 planes of usize::MAX positions: past usize, inside i64, where global indices live.
+            let converted = outcome(|| convert(indices(), usize::MAX)).unwrap();
+            if op == "per_plane_to_global" {
+                assert_eq!(converted.dtype(), DType::I64, "{op}");
+            }
+        }
     }
     // Unsigned global indices of another plane come out negative, not wrapped.
     let global = Tensor::<3, Int>::from_data(
@@ -227,19 +249,19 @@ fn converters_refuse_nonsense_shapes() {
 }
 
 /// Small or astronomically large: sizes that either run or must be refused without allocating
-/// (an output of 2^62 elements or more needs more than `isize::MAX` bytes, whatever the OS
+/// (an output of 2^(BITS-2) elements or more needs more than `isize::MAX` bytes, whatever the OS
 /// would grant).
 fn size() -> impl Strategy<Value = usize> {
     prop_oneof![
         8 => 1usize..8,
-        1 => (62u32..64).prop_map(|bits| 1usize << bits),
+        1 => (usize::BITS - 2..usize::BITS).prop_map(|bits| 1usize << bits),
         1 => Just(usize::MAX),
         1 => Just(usize::MAX / 3),
     ]
 }
 
 fn small_or_huge() -> impl Strategy<Value = usize> {
-    prop_oneof![16 => 1usize..4, 1 => Just(usize::MAX), 1 => Just(1usize << 62)]
+    prop_oneof![16 => 1usize..4, 1 => Just(usize::MAX), 1 => Just(1usize << (usize::BITS - 2))]
 }
 
 proptest! {

@@ -366,6 +366,10 @@ fn pools_with_indices_burn_onnx_lacks_match_onnx_runtime() {
 /// through the hook) give ONNX Runtime's output on every device, up to the float rounding of the convolutions
 /// (summed in another order; a moved maximum would differ by far more).
 #[test]
+#[cfg_attr(
+    target_pointer_width = "32",
+    ignore = "Burn's CPU matmul overflows on 32-bit here: gemm-common 0.19.0 multiplies the L3 size by its associativity in a usize (cache.rs:600; 480 MiB x 15 on CI's CPU)"
+)]
 fn models_exported_from_pytorch_match_onnx_runtime() {
     fn check<const R: usize>(case: &str, y: Tensor<R>, device: &str) {
         let expected = data(&format!("models/torch/{case}/onnxruntime/output_0.pb"));
@@ -521,6 +525,10 @@ fn bfloat16_values_at_opset_22_match_the_reference() {
 }
 
 #[test]
+#[cfg_attr(
+    target_pointer_width = "32",
+    ignore = "Burn's CPU matmul overflows on 32-bit here: gemm-common 0.19.0 multiplies the L3 size by its associativity in a usize (cache.rs:600; 480 MiB x 15 on CI's CPU)"
+)]
 fn an_imported_model_trains_one_step() {
     let case = "segnet_odd";
     let target = data(&model_file(case, "onnxruntime/output_0"));

@@ -368,6 +368,10 @@ fn raw_indices_outside_their_cells_take_the_winner_pass() {
 /// A SegNet-Basic training step on every device, with the pool indices the encoder hands the
 /// decoder: no index check inside the model (on a GPU, no device read-back).
 #[test]
+#[cfg_attr(
+    target_pointer_width = "32",
+    ignore = "Burn's CPU matmul overflows on 32-bit here: gemm-common 0.19.0 multiplies the L3 size by its associativity in a usize (cache.rs:600; 480 MiB x 15 on CI's CPU)"
+)]
 fn a_segnet_training_step_reads_nothing_back() {
     use segnet::model::{Architecture, SegNetConfig};
 

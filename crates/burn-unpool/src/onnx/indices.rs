@@ -136,9 +136,11 @@ fn reorder<const R: usize>(
         !input_spatial.contains(&0),
         "{op}: input_spatial must have no zero size, got {input_spatial:?}"
     );
+    // Counted in u64: the plane is index arithmetic, not memory, so on a 32-bit target a plane of
+    // 2^32 positions is as valid as on 64 bits.
     let plane_len = input_spatial
         .iter()
-        .try_fold(1usize, |len, &dim| len.checked_mul(dim))
+        .try_fold(1u64, |len, &dim| len.checked_mul(dim as u64))
         .filter(|&len| i64::try_from(len).is_ok())
         .unwrap_or_else(|| {
             panic!("{op}: the plane {input_spatial:?} has more elements than i64::MAX")
@@ -183,8 +185,10 @@ fn plane_offsets<const R: usize>(
     );
     assert!(plane_len > 0, "{op}: plane_len must be non-zero");
     let planes = dims[0] * dims[1];
-    let global_len = planes
-        .checked_mul(plane_len)
+    // Counted in u64, not usize: global indices are i64 values whatever the target's width (on a
+    // 32-bit target, 2 planes of 2^31 positions number 2^32, past usize but well inside i64).
+    let global_len = (planes as u64)
+        .checked_mul(plane_len as u64)
         .filter(|&len| i64::try_from(len).is_ok())
         .unwrap_or_else(|| {
             panic!(
@@ -214,12 +218,12 @@ pub(crate) fn plane_ramp<const R: usize>(
 }
 
 /// `dtype`, or i64 where `dtype` cannot hold `max_index` (or is unsigned and `signed` is asked).
-fn widened_dtype(dtype: DType, max_index: usize, signed: bool) -> DType {
+fn widened_dtype(dtype: DType, max_index: u64, signed: bool) -> DType {
     let largest = match largest_index(dtype) {
         Some(_) if signed && dtype.is_uint() => 0,
         largest => largest.unwrap_or(0),
     };
-    if max_index as u64 <= largest {
+    if max_index <= largest {
         dtype
     } else {
         DType::I64

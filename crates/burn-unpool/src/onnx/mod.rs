@@ -228,7 +228,8 @@ pub fn max_unpool_onnx_dynamic<const R: usize>(
 /// graph.
 ///
 /// # Panics
-/// As [`max_unpool_onnx`], and for a negative entry of `output_shape`.
+/// As [`max_unpool_onnx`], and for an entry of `output_shape` that is negative or past
+/// `usize::MAX` (a 32-bit target).
 pub fn max_unpool_onnx_i64<const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,
@@ -240,12 +241,19 @@ pub fn max_unpool_onnx_i64<const R: usize>(
 }
 
 /// A shape the generated code holds as ONNX int64 values; panics naming `what` for a negative
-/// entry.
+/// entry, or one a `usize` cannot hold (past 2^32 - 1 on a 32-bit target: cut to 32 bits, it
+/// would be another, valid, size).
 pub(crate) fn shape_from_i64(shape: &[i64], what: &str) -> Vec<usize> {
     shape
         .iter()
-        .map(|&d| {
-            usize::try_from(d).unwrap_or_else(|_| panic!("{what} has a negative entry: {shape:?}"))
+        .map(|&d| match usize::try_from(d) {
+            Ok(d) => d,
+            Err(_) if d < 0 => panic!("{what} has a negative entry: {shape:?}"),
+            // Only where usize has fewer than 64 bits: a 32-bit target.
+            Err(_) => panic!(
+                "{what} has an entry, {d}, past usize::MAX ({}) on this target: {shape:?}",
+                usize::MAX
+            ),
         })
         .collect()
 }

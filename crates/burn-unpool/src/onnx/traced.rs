@@ -93,7 +93,7 @@ impl PoolIndexSource {
     /// `Shape` of the pool's input).
     ///
     /// # Panics
-    /// For a negative entry.
+    /// For an entry that is negative or past `usize::MAX` (a 32-bit target).
     pub fn from_i64(pool_input_shape: &[i64], plane_stride: Option<usize>) -> Self {
         let shape =
             super::shape_from_i64(pool_input_shape, "PoolIndexSource: the pool input shape");
