@@ -91,7 +91,7 @@ fn main() {
     }
     let mut all: Vec<Workload> = args.batches.iter().flat_map(|&b| workloads(b)).collect();
     all.push(overlapping());
-    for workload in all.iter().filter(|w| args.wants(&w.name)) {
+    for workload in all.iter().filter(|w| args.wants(w.name)) {
         if args.gpu {
             run_gpu_workload(&args, workload);
         } else {
