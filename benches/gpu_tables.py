@@ -8,7 +8,8 @@ them:
 
     python3 benches/gpu_tables.py pack BUNDLE [--dev] [--no-loader]
 
-There (Python 3 with PyTorch and numpy; CUDA for the peer figures), run it:
+There (Python 3; PyTorch with CUDA and numpy for the peer figures, which stay empty without them),
+run it:
 
     python3 BUNDLE/gpu_tables.py run --out DIR [--quick] [--batches 1,4,12] [--runs 15] [--calls 50]
         [--pool-runs 5] [--pool-calls 20] [--step-batches 4] [--step-runs N] [--timeout 1800]
@@ -203,7 +204,8 @@ class Report:
 
 def step_table(report, binaries, bundle, batches, runs, quick, timeout):
     shape = ["--size", "48x64", "--width", "8"] if quick else []
-    device = "cuda" if torch_has_cuda() else "cpu"
+    peer = torch_version() is not None
+    device = "cuda" if torch_has_cuda() else "cpu" if peer else "no PyTorch"
     report.write("| net | batch | ours, pool indices | ours, raw indices (checked) | raw / pool | "
                  f"PyTorch ({device}) | torch/ours (pool indices) |")
     report.write("|---|---|---|---|---|---|---|")
@@ -211,9 +213,13 @@ def step_table(report, binaries, bundle, batches, runs, quick, timeout):
         common = ["--batch", str(batch), "--runs", str(runs)] + shape
         ours = report.command(f"step-b{batch}", [binaries["step"], "--device", "wgpu"] + common, timeout, "step",
                               leave=30)
-        theirs = report.command(f"step-torch-b{batch}", [sys.executable, str(bundle / "segnet_basic_torch.py"),
-                                                         "--device", device] + common, timeout, "step")
-        if ours is None or theirs is None:
+        theirs = None
+        if peer:
+            theirs = report.command(f"step-torch-b{batch}", [sys.executable, str(bundle / "segnet_basic_torch.py"),
+                                                             "--device", device] + common, timeout, "step")
+            if theirs is None:
+                continue
+        if ours is None:
             continue
         times = {}  # the last median of each path: the one timed after the most steps
         for line in ours.splitlines():
@@ -221,10 +227,15 @@ def step_table(report, binaries, bundle, batches, runs, quick, timeout):
                 name, rest = line.split("  ", 1)
                 times[name.strip()] = float(rest.split(" ms per step")[0])
         pooled, raw = times["pool indices"], times["raw indices, checked"]
-        torch_ms = float(theirs.split("median step ")[1].split()[0])
+        torch_ms = float(theirs.split("median step ")[1].split()[0]) if theirs else None
+        torch_cells = f"{torch_ms:.1f} | {torch_ms / pooled:.2f}x" if theirs else "- | -"
         report.write(f"| SegNet-Basic {'width 8, 48x64' if quick else 'width 64, 360x480'} | {batch} | "
-                     f"{pooled:.1f} | {raw:.1f} | {raw / pooled:.2f}x | {torch_ms:.1f} | "
-                     f"{torch_ms / pooled:.2f}x |")
+                     f"{pooled:.1f} | {raw:.1f} | {raw / pooled:.2f}x | {torch_cells} |")
+
+
+def torch_version():
+    """This Python's PyTorch version, or None where it has none (the peer columns stay empty)."""
+    return first_line([sys.executable, "-c", "import torch; print(torch.__version__)"])
 
 
 def torch_has_cuda():
@@ -251,11 +262,10 @@ def run(args):
     report = Report(out, env, args.deadline)
     manifest = json.loads((bundle / "MANIFEST").read_text())
     gpu = first_line(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
-    torch_version = first_line([sys.executable, "-c", "import torch; print(torch.__version__)"])
     report.write(f"GPU tables, {datetime.date.today().isoformat()}: commit {manifest['commit']}, "
                  f"{manifest['profile']} build ({manifest['rustc']}); GPU: {gpu or 'no NVIDIA GPU'}; "
                  f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; PyTorch "
-                 f"{torch_version} (CUDA: {torch_has_cuda()}); Vulkan: {vulkan}. "
+                 f"{torch_version() or 'not installed'} (CUDA: {torch_has_cuda()}); Vulkan: {vulkan}. "
                  f"`gpu_tables.py run{' --quick' if args.quick else ''} --batches {args.batches} "
                  f"--runs {args.runs} --calls {args.calls} --pool-runs {args.pool_runs} --pool-calls "
                  f"{args.pool_calls} --step-batches {args.step_batches}`.")

@@ -32,7 +32,8 @@ Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--run
     [--pools]
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
                         it must be built with `--features wgpu`)
-Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md); `--gpu` needs torch with CUDA.
+Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md); `--gpu` needs torch with CUDA
+for its peer figures, and without torch (or numpy) prints ours alone, the peer columns empty.
 """
 
 import argparse
@@ -43,9 +44,12 @@ import statistics
 import subprocess
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # the GPU tables without a peer (a dry run where PyTorch is not installed)
+    np = torch = F = None
 
 STAGES = [("s1", 64, 180, 240, 360, 480), ("s2", 128, 90, 120, 180, 240), ("s3", 256, 45, 60, 90, 120), ("s4", 512, 22, 30, 45, 60)]
 
@@ -160,7 +164,9 @@ def torch_medians(tx, ti, size, runs, sync, calls=1, with_step=True):
 
 def torch_device():
     """PyTorch's GPU peer: CUDA where this PyTorch has it, else the CPU (a dry run of the GPU
-    tables, on a machine without a GPU: the figures then compare nothing)."""
+    tables, on a machine without a GPU: the figures then compare nothing); None without PyTorch."""
+    if torch is None:
+        return None
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -170,9 +176,20 @@ def torch_sync(device):
 
 
 def torch_label(device):
+    if device is None:
+        return "no peer (PyTorch is not installed: its columns are empty)"
     name = torch.cuda.get_device_name() if device.type == "cuda" else "CPU (no CUDA: a dry run)"
     cuda = f", CUDA {torch.version.cuda}" if device.type == "cuda" else ""
     return f"PyTorch {torch.__version__}{cuda} on {name}"
+
+
+def cell(value, digits=3):
+    """A table cell: `value` rounded, or "-" where there is none (no peer)."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def ratio(numerator, denominator):
+    return "-" if numerator is None else f"{numerator / denominator:.2f}x"
 
 
 def wanted(name, only):
@@ -182,10 +199,12 @@ def wanted(name, only):
 
 def gpu_peers(batch, runs, calls, only):
     """PyTorch's forward and autograd backward on its GPU device, in latency and throughput mode
-    (as ours), and a training step's share in latency mode."""
+    (as ours), and a training step's share in latency mode; none without PyTorch."""
     rows = {}
-    rng = np.random.default_rng(7)
     device = torch_device()
+    if device is None:
+        return rows
+    rng = np.random.default_rng(7)
     sync = torch_sync(device)
     for name, c, h, w, oh, ow in STAGES:
         if not wanted(name, only):
@@ -237,13 +256,13 @@ def gpu_table(args):
                 m = lambda what, index: mine[(name, f"{what}@wgpu@{index}@{mode}")]
                 fwd, bwd = m("forward_pooled", "i32"), m("backward_pooled", "i32")
                 copy = m("copy_same_bytes", "i32")
-                t, tb = theirs[(name, f"pytorch_forward@{mode}")], theirs[(name, f"pytorch_backward@{mode}")]
-                cells = [name, batch, mode, f"{fwd:.3f}", f'{m("forward", "i64"):.3f}', f"{t:.3f}", f"{t / fwd:.2f}x",
-                         f"{copy:.3f}", f"{fwd / copy:.2f}x", f"{bwd:.3f}", f'{m("backward", "i64"):.3f}', f"{tb:.3f}",
-                         f"{tb / bwd:.2f}x"]
+                t, tb = theirs.get((name, f"pytorch_forward@{mode}")), theirs.get((name, f"pytorch_backward@{mode}"))
+                cells = [name, batch, mode, f"{fwd:.3f}", f'{m("forward", "i64"):.3f}', cell(t), ratio(t, fwd),
+                         f"{copy:.3f}", f"{fwd / copy:.2f}x", f"{bwd:.3f}", f'{m("backward", "i64"):.3f}', cell(tb),
+                         ratio(tb, bwd)]
                 if mode == "latency":
-                    step, ts = mine[(name, "step@wgpu@i64@latency")], theirs[(name, "pytorch_step@latency")]
-                    cells += [f"{step:.3f}", f"{ts:.3f}", f"{ts / step:.2f}x"]
+                    step, ts = mine[(name, "step@wgpu@i64@latency")], theirs.get((name, "pytorch_step@latency"))
+                    cells += [f"{step:.3f}", cell(ts), ratio(ts, step)]
                 else:
                     cells += ["-", "-", "-"]
                 print("| " + " | ".join(map(str, cells)) + " |")
@@ -253,9 +272,11 @@ POOL_STAGES = [("s1", 64, 360, 480), ("s2", 128, 180, 240), ("s3", 256, 90, 120)
 VOLUMES = [("v1", (1, 16, 32, 64, 64), 2, 2, 0), ("v2", (2, 32, 16, 32, 32), 2, 2, 0), ("v3", (1, 16, 32, 32, 32), 3, 2, 1)]
 
 
-def torch_pool_medians(shape, kernel, stride, padding, runs, device=torch.device("cpu"), calls=1, with_step=True):
-    """Median ms per call of PyTorch's max pool with indices on `device`: forward, forward + autograd
-    backward, and (`with_step`) a training step's share; `calls` calls, then a device sync."""
+def torch_pool_medians(shape, kernel, stride, padding, runs, device=None, calls=1, with_step=True):
+    """Median ms per call of PyTorch's max pool with indices on `device` (the CPU by default):
+    forward, forward + autograd backward, and (`with_step`) a training step's share; `calls` calls,
+    then a device sync."""
+    device = device or torch.device("cpu")
     pool = F.max_pool2d if len(shape) == 4 else F.max_pool3d
     x = torch.from_numpy(stage_values(shape)).to(device)
     sync = torch_sync(device)
@@ -334,13 +355,15 @@ def gpu_pools_table(args):
         for mode, calls in (("latency", 1), ("throughput", args.calls)):
             suffix = () if mode == "latency" else (mode,)
             m = lambda what: mine[(key, what, "wgpu") + suffix]
-            tf, tfb, ts = torch_pool_medians(shape, k, s, p, args.runs, device, calls, mode == "latency")
+            tf = tfb = ts = None
+            if device is not None:
+                tf, tfb, ts = torch_pool_medians(shape, k, s, p, args.runs, device, calls, mode == "latency")
             of, pf, ofb, pfb = m("ours_forward"), m(f"{peer}_forward"), m("ours_forward_backward"), m(f"{peer}_forward_backward")
-            cells = [name, key, f"k{k} s{s} p{p}", mode, f"{of:.3f}", f"{pf:.3f}", f"{tf:.3f}", f"{pf / of:.2f}x",
-                     f"{tf / of:.2f}x", f"{ofb:.3f}", f"{pfb:.3f}", f"{tfb:.3f}", f"{pfb / ofb:.2f}x", f"{tfb / ofb:.2f}x"]
+            cells = [name, key, f"k{k} s{s} p{p}", mode, f"{of:.3f}", f"{pf:.3f}", cell(tf), f"{pf / of:.2f}x",
+                     ratio(tf, of), f"{ofb:.3f}", f"{pfb:.3f}", cell(tfb), f"{pfb / ofb:.2f}x", ratio(tfb, ofb)]
             if mode == "latency":
                 step = m("ours_step")
-                cells += [f"{step:.3f}", f"{ts:.3f}", f"{ts / step:.2f}x"]
+                cells += [f"{step:.3f}", cell(ts), ratio(ts, step)]
             else:
                 cells += ["-", "-", "-"]
             print("| " + " | ".join(cells) + " |")
