@@ -5,7 +5,10 @@
 //! be refused in the same words at both widths (its sizes scale with `usize::BITS`).
 
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
-use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx, max_unpool_onnx_i64};
+use burn_unpool::onnx::{
+    MaxUnpoolAttributes, column_major_to_row_major, global_to_per_plane, max_unpool_onnx,
+    max_unpool_onnx_i64, per_plane_to_global,
+};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool_backward, max_unpool1d, max_unpool2d};
 use burn_unpool_tests::{devices, on_both_routes, outcome};
 
@@ -124,7 +127,7 @@ fn outputs_past_isize_max_bytes_are_refused_before_any_allocation() {
 #[test]
 fn onnx_output_shapes_past_usize_are_refused_as_themselves() {
     // 2^32 + 2 does not fit a 32-bit usize; cut to 32 bits it would be 2, a valid size. On 64
-    // bits it fits, and the output is refused for its bytes instead.
+    // bits it fits, and the output is refused for its element count (past 2^64) instead.
     let wide = (1i64 << 32) + 2;
     for (name, d) in devices() {
         let x = Tensor::<4>::ones([1, 1, 1, 1], &d);
@@ -140,8 +143,63 @@ fn onnx_output_shapes_past_usize_are_refused_as_themselves() {
         })
         .expect_err("the call must be refused");
         assert!(text.contains(&wide.to_string()), "{name}: {text}");
-        if usize::BITS == 32 {
-            assert!(text.contains("usize::MAX"), "{name}: {text}");
+        let reason = if usize::BITS == 32 {
+            "past usize::MAX"
+        } else {
+            "more elements than usize::MAX"
+        };
+        assert!(text.contains(reason), "{name}: {text}");
+    }
+}
+
+/// Index values of `indices` (i64), in row-major order.
+fn values<const R: usize>(indices: Tensor<R, Int>) -> Vec<i64> {
+    indices
+        .into_data()
+        .convert::<i64>()
+        .to_vec::<i64>()
+        .unwrap()
+}
+
+#[test]
+fn onnx_index_conversions_past_u32_give_the_same_values_at_both_widths() {
+    // Index arithmetic, not memory: planes of 2^32 positions and strides past u32 are as valid on
+    // a 32-bit target as on a 64-bit one. Expected values worked by hand from the positions.
+    for (name, d) in devices() {
+        if !d.supports_dtype(DType::I64) {
+            continue;
         }
+        let i64s = |v: Vec<i64>| {
+            let len = v.len();
+            Tensor::<4, Int>::from_data(TensorData::new(v, [1, len, 1, 1]), (&d, DType::I64))
+        };
+        // A 65536 x 65536 plane (2^32 positions): (row 1, column 2) is 2 * 65536 + 1 column-major
+        // and 65536 + 2 row-major; the second plane starts at 2^32.
+        let plane = 1i64 << 32;
+        let converted =
+            column_major_to_row_major(i64s(vec![131_073, plane + 131_073]), &[1 << 16, 1 << 16]);
+        assert_eq!(values(converted), [65_538, plane + 65_538], "{name}");
+        // A [2, 2^31, 4] plane: (1, 3, 2) is 1 + 3 * 2 + 2 * 2^32 column-major and
+        // 1 * 2^33 + 3 * 4 + 2 row-major (a row-major stride of 2^33, past u32).
+        let one = Tensor::<5, Int>::from_data(
+            TensorData::new(vec![(2i64 << 32) + 7], [1, 1, 1, 1, 1]),
+            (&d, DType::I64),
+        );
+        let converted = column_major_to_row_major(one, &[2, 1 << 31, 4]);
+        assert_eq!(values(converted), [(1i64 << 33) + 14], "{name}");
+        // Planes of u32::MAX positions: the second plane's index 7 is u32::MAX + 7 globally.
+        let plane_len = u32::MAX as usize;
+        let per_plane = Tensor::<3, Int>::from_data(
+            TensorData::new(vec![5i64, 7], [1, 2, 1]),
+            (&d, DType::I64),
+        );
+        let global = per_plane_to_global(per_plane, plane_len);
+        let expected = vec![5i64, u32::MAX as i64 + 7];
+        let got = global.clone().into_data().convert::<i64>().to_vec::<i64>();
+        assert_eq!(got.unwrap(), expected, "{name}");
+        let back = global_to_per_plane(global, plane_len)
+            .into_data()
+            .convert::<i64>();
+        assert_eq!(back.to_vec::<i64>().unwrap(), [5, 7], "{name}");
     }
 }

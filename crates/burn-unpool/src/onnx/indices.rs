@@ -4,7 +4,7 @@
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
 use crate::checks::largest_index;
-use crate::composed::pool::{IndexOrder, fastest_first, strides};
+use crate::composed::pool::{IndexOrder, fastest_first};
 
 /// Per-plane indices (Burn, PyTorch) to global ones (ONNX): `global = per_plane + (n*C + c) * P`,
 /// where `P` is the number of elements of one output plane.
@@ -152,14 +152,22 @@ fn reorder<const R: usize>(
         IndexOrder::RowMajor => IndexOrder::ColumnMajor,
         IndexOrder::ColumnMajor => IndexOrder::RowMajor,
     };
-    let to_strides = strides(input_spatial, to);
+    // In i64, as the indices: each stride is at most the plane's length, which fits i64 (a usize
+    // product would overflow a 32-bit target's usize for planes past 2^32 positions).
+    let mut to_strides = vec![0i64; input_spatial.len()];
+    fastest_first(input_spatial.len(), to)
+        .into_iter()
+        .fold(1i64, |stride, axis| {
+            to_strides[axis] = stride;
+            stride.saturating_mul(input_spatial[axis] as i64)
+        });
     // Peel the coordinates off in `from`'s order, its fastest axis first.
     let mut reordered = rest.zeros_like();
     for axis in fastest_first(input_spatial.len(), from) {
         let dim = input_spatial[axis] as i64;
         let coordinate = rest.clone().remainder_scalar(dim);
         rest = rest.div_scalar(dim);
-        reordered = reordered + coordinate.mul_scalar(to_strides[axis] as i64);
+        reordered = reordered + coordinate.mul_scalar(to_strides[axis]);
     }
     plane_start + reordered
 }
