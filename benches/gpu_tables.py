@@ -8,8 +8,8 @@ them:
 
     python3 benches/gpu_tables.py pack BUNDLE [--dev] [--no-loader]
 
-There (Python 3; PyTorch with CUDA and numpy for the peer figures, which stay empty without them),
-run it:
+There (Python 3 and dpkg; PyTorch with CUDA and numpy for the peer figures, which stay empty
+without them), run it:
 
     python3 BUNDLE/gpu_tables.py run --out DIR [--quick] [--batches 1,4,12] [--runs 15] [--calls 50]
         [--pool-runs 5] [--pool-calls 20] [--step-batches 4] [--step-runs N] [--timeout 1800]
@@ -36,7 +36,9 @@ import json
 import lzma
 import os
 import platform
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -59,6 +61,9 @@ def say(message):
 
 def pack(args):
     bundle = Path(args.bundle).resolve()
+    # Nothing of an earlier pack survives: old binaries or a mix of packages' versions.
+    for stale in ("bin", "debs", "root"):
+        shutil.rmtree(bundle / stale, ignore_errors=True)
     (bundle / "bin").mkdir(parents=True, exist_ok=True)
     targets = [arg for name in BENCHES for arg in ("--bench", name)]
     if args.dev:
@@ -131,22 +136,25 @@ def vulkan_env(bundle, env, loader):
         dirs = sorted({str(lib.parent) for lib in root.rglob("lib*.so.*")})
         env["LD_LIBRARY_PATH"] = ":".join(dirs + [p for p in [env.get("LD_LIBRARY_PATH")] if p])
         used.append("the bundle's Vulkan loader (" + ", ".join(deb.name for deb in debs) + ")")
-    icds = [p for d in ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d") for p in Path(d).glob("*.json")]
+    # Where the driver keeps its ICD apart from the loader's folders (a container's mounted driver),
+    # add it beside whatever the loader finds: wgpu's default adapter prefers a discrete GPU.
     nvidia = Path("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json")
-    if not icds and nvidia.exists() and "VK_DRIVER_FILES" not in env:
-        env["VK_DRIVER_FILES"] = env["VK_ICD_FILENAMES"] = str(nvidia)
+    if nvidia.exists() and "VK_DRIVER_FILES" not in env:
+        env["VK_ADD_DRIVER_FILES"] = str(nvidia)
         used.append(f"the driver's ICD {nvidia}")
+    icds = sorted(p.name for d in ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d") for p in Path(d).glob("*.json"))
+    used.append("ICDs in the loader's folders: " + (", ".join(icds) or "none"))
     return "; ".join(used)
 
 
 def unpack_binaries(bundle):
+    """The bundle's binaries, decompressed afresh (never an earlier pack's)."""
     binaries = {}
     for name in BENCHES:
         packed, binary = bundle / "bin" / f"{name}.xz", bundle / "bin" / name
-        if not binary.exists():
-            with lzma.open(packed, "rb") as source, open(binary, "wb") as sink:
-                shutil.copyfileobj(source, sink)
-            binary.chmod(0o755)
+        with lzma.open(packed, "rb") as source, open(binary, "wb") as sink:
+            shutil.copyfileobj(source, sink)
+        binary.chmod(0o755)
         binaries[name] = str(binary)
     return binaries
 
@@ -162,8 +170,9 @@ class Report:
     """DIR/gpu-tables.md, written section by section; each command's output in DIR/NAME.log."""
 
     def __init__(self, out, env, deadline=None):
+        """`deadline`: the monotonic time by which every command must have ended, or None."""
         self.out, self.env, self.failed = out, env, []
-        self.deadline = time.monotonic() + deadline if deadline else None
+        self.deadline = deadline
         self.path = out / "gpu-tables.md"
         self.path.write_text("")
 
@@ -184,13 +193,18 @@ class Report:
         with open(self.out / f"{log_name}.log", "a") as log:
             log.write("$ " + " ".join(command) + "\n")
             log.flush()
+            # A session of its own: on a timeout the whole group goes, the bench binary that
+            # compare_peers.py started included (left running, it would share the GPU with the
+            # next table).
+            child = subprocess.Popen(command, env=self.env, stdout=subprocess.PIPE, stderr=log,
+                                     text=True, start_new_session=True)
             try:
-                done = subprocess.run(command, env=self.env, stdout=subprocess.PIPE, stderr=log,
-                                      text=True, timeout=timeout)
-                stdout, status = done.stdout, done.returncode
-            except subprocess.TimeoutExpired as expired:
-                stdout, status = expired.stdout or "", f"timed out after {timeout} s"
-                stdout = stdout if isinstance(stdout, str) else stdout.decode()
+                stdout, _ = child.communicate(timeout=timeout)
+                status = child.returncode
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                stdout, _ = child.communicate()
+                status = f"timed out after {timeout} s"
             log.write(stdout)
         say(f"{name}: {status} after {time.monotonic() - start:.0f} s")
         if status != 0:
@@ -211,8 +225,11 @@ def step_table(report, binaries, bundle, batches, runs, quick, timeout):
     report.write("|---|---|---|---|---|---|---|")
     for batch in batches:
         common = ["--batch", str(batch), "--runs", str(runs)] + shape
-        ours = report.command(f"step-b{batch}", [binaries["step"], "--device", "wgpu"] + common, timeout, "step",
-                              leave=30)
+        # Each path twice, alternated: a first path that still compiles kernels shows as a
+        # difference between its two medians; the second of each is the one reported.
+        paths = ["--warmup", "3", "--paths", "pooled,raw,pooled,raw"]
+        ours = report.command(f"step-b{batch}", [binaries["step"], "--device", "wgpu"] + common + paths,
+                              timeout, "step", leave=30)
         theirs = None
         if peer:
             theirs = report.command(f"step-torch-b{batch}", [sys.executable, str(bundle / "segnet_basic_torch.py"),
@@ -223,10 +240,14 @@ def step_table(report, binaries, bundle, batches, runs, quick, timeout):
             continue
         times = {}  # the last median of each path: the one timed after the most steps
         for line in ours.splitlines():
-            if " ms per step" in line:
-                name, rest = line.split("  ", 1)
-                times[name.strip()] = float(rest.split(" ms per step")[0])
-        pooled, raw = times["pool indices"], times["raw indices, checked"]
+            found = re.match(r"^(.*?)\s+([\d.]+) ms per step", line)
+            if found:
+                times[found.group(1)] = float(found.group(2))
+        pooled, raw = times.get("pool indices"), times.get("raw indices, checked")
+        if pooled is None or raw is None:
+            report.failed.append(f"step-b{batch}")
+            report.write(f"\n**step-b{batch}**: no median of each path in its output; see step.log.\n")
+            continue
         torch_ms = float(theirs.split("median step ")[1].split()[0]) if theirs else None
         torch_cells = f"{torch_ms:.1f} | {torch_ms / pooled:.2f}x" if theirs else "- | -"
         report.write(f"| SegNet-Basic {'width 8, 48x64' if quick else 'width 64, 360x480'} | {batch} | "
@@ -244,6 +265,7 @@ def torch_has_cuda():
 
 
 def run(args):
+    started = time.monotonic()
     bundle = Path(__file__).resolve().parent
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -253,13 +275,23 @@ def run(args):
     binaries = unpack_binaries(bundle)
     if args.quick:
         args.batches, args.step_batches, args.runs, args.calls = "1", "1", 1, 2
-    unpool_only, pool_only = ("s4", "s4,v3") if args.quick else (None, None)
     monitor = None
     if shutil.which("nvidia-smi"):
-        monitor = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,utilization.gpu,memory.used",
-                                    "--format=csv", "-l", "1"], stdout=open(out / "gpu-monitor.csv", "w"),
-                                   stderr=subprocess.DEVNULL)
-    report = Report(out, env, args.deadline)
+        with open(out / "gpu-monitor.csv", "w") as readings:
+            monitor = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,utilization.gpu,memory.used",
+                                        "--format=csv", "-l", "1"], stdout=readings, stderr=subprocess.DEVNULL)
+    try:
+        tables(args, bundle, out, env, vulkan, binaries, started)
+    finally:
+        if monitor:
+            monitor.terminate()
+            monitor.wait()
+
+
+def tables(args, bundle, out, env, vulkan, binaries, started):
+    """Every table, in order, into OUT/gpu-tables.md."""
+    unpool_only, pool_only = ("s4", "s4,v3") if args.quick else (None, None)
+    report = Report(out, env, started + args.deadline if args.deadline else None)
     manifest = json.loads((bundle / "MANIFEST").read_text())
     gpu = first_line(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
     report.write(f"GPU tables, {datetime.date.today().isoformat()}: commit {manifest['commit']}, "
@@ -269,7 +301,6 @@ def run(args):
                  f"`gpu_tables.py run{' --quick' if args.quick else ''} --batches {args.batches} "
                  f"--runs {args.runs} --calls {args.calls} --pool-runs {args.pool_runs} --pool-calls "
                  f"{args.pool_calls} --step-batches {args.step_batches}`.")
-    start = time.monotonic()
     peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
              str(args.runs), "--calls", str(args.calls)]
     report.write("\n## Unpooling\n")
@@ -287,9 +318,7 @@ def run(args):
     report.write("\n## SegNet-Basic training step\n")
     step_batches = [int(b) for b in args.step_batches.split(",")]
     step_table(report, binaries, bundle, step_batches, args.step_runs or args.runs, args.quick, args.timeout)
-    if monitor:
-        monitor.terminate()
-    say(f"done in {time.monotonic() - start:.0f} s; {report.path}")
+    say(f"done in {time.monotonic() - started:.0f} s; {report.path}")
     if report.failed:
         sys.exit(f"failed: {', '.join(report.failed)}")
 

@@ -29,7 +29,7 @@ reads and writes (the `timings` bench's `copy_same_bytes` for unpooling; numpy's
 pools), between buffers allocated once; "ours/copy" is the op's time as a multiple of it.
 
 Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu] [--calls 50]
-    [--pools]
+    [--pools] [--only s1,v1]  (only the workloads of these names)
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
                         it must be built with `--features wgpu`)
 Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md); `--gpu` needs torch with CUDA

@@ -40,8 +40,8 @@ struct Args {
     /// Timed steps per path.
     #[arg(long, default_value_t = 10)]
     runs: usize,
-    /// Untimed steps before each path's timed ones (on an H200 through wgpu, 2 left the first
-    /// path's median at 3064 ms where 3 gave 1411 ms: the first steps compile and tune kernels).
+    /// Untimed steps before each path's timed ones (on an H200 through wgpu, a run with 2 gave the
+    /// first path 3064 ms a step where a later run with 3 gave 1411 ms: see docs/benchmarks.md).
     #[arg(long, default_value_t = 3)]
     warmup: usize,
     /// The paths to time, in this order (a path named twice is timed twice).
