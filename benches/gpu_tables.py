@@ -206,7 +206,8 @@ class Report:
                 stdout, _ = child.communicate()
                 status = f"timed out after {timeout} s"
             log.write(stdout)
-        say(f"{name}: {status} after {time.monotonic() - start:.0f} s")
+        ended = f"exit status {status}" if isinstance(status, int) else status
+        say(f"{name}: {ended} ({time.monotonic() - start:.0f} s)")
         if status != 0:
             self.failed.append(name)
             if stdout.strip():
