@@ -157,7 +157,7 @@ fn values<const R: usize>(indices: Tensor<R, Int>) -> Vec<i64> {
     indices
         .into_data()
         .convert::<i64>()
-        .to_vec::<i64>()
+        .try_to_vec::<i64>()
         .unwrap()
 }
 
@@ -195,11 +195,15 @@ fn onnx_index_conversions_past_u32_give_the_same_values_at_both_widths() {
         );
         let global = per_plane_to_global(per_plane, plane_len);
         let expected = vec![5i64, u32::MAX as i64 + 7];
-        let got = global.clone().into_data().convert::<i64>().to_vec::<i64>();
+        let got = global
+            .clone()
+            .into_data()
+            .convert::<i64>()
+            .try_to_vec::<i64>();
         assert_eq!(got.unwrap(), expected, "{name}");
         let back = global_to_per_plane(global, plane_len)
             .into_data()
             .convert::<i64>();
-        assert_eq!(back.to_vec::<i64>().unwrap(), [5, 7], "{name}");
+        assert_eq!(back.try_to_vec::<i64>().unwrap(), [5, 7], "{name}");
     }
 }
