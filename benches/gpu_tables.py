@@ -181,12 +181,12 @@ class Report:
             f.write(text + "\n")
         print(text, flush=True)
 
-    def command(self, name, command, timeout, log_name=None, leave=0):
+    def command(self, name, command, timeout, log_name=None, share=1.0):
         """Runs `command`, logging its output to LOG_NAME.log (NAME.log); its stdout, or None if it
-        failed or ran past `timeout` seconds, or past the deadline less `leave` seconds kept for
-        the commands after it."""
+        failed or ran past `timeout` seconds, or past `share` of the time left to the deadline (the
+        rest is kept for the commands after it)."""
         if self.deadline:
-            timeout = max(1, min(timeout, int(self.deadline - time.monotonic() - leave)))
+            timeout = max(1, min(timeout, int((self.deadline - time.monotonic()) * share)))
         say(f"{name}: {' '.join(command)} (at most {timeout} s)")
         start = time.monotonic()
         log_name = log_name or name
@@ -230,7 +230,7 @@ def step_table(report, binaries, bundle, batches, runs, quick, timeout):
         # difference between its two medians; the second of each is the one reported.
         paths = ["--warmup", "3", "--paths", "pooled,raw,pooled,raw"]
         ours = report.command(f"step-b{batch}", [binaries["step"], "--device", "wgpu"] + common + paths,
-                              timeout, "step", leave=30)
+                              timeout, "step", share=0.75)
         theirs = None
         if peer:
             theirs = report.command(f"step-torch-b{batch}", [sys.executable, str(bundle / "segnet_basic_torch.py"),
@@ -306,14 +306,14 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
              str(args.runs), "--calls", str(args.calls)]
     report.write("\n## Unpooling\n")
     table = report.command("unpool", peers + ["--gpu", "--timings", binaries["timings"]]
-                           + (["--only", unpool_only] if unpool_only else []), args.timeout, leave=200)
+                           + (["--only", unpool_only] if unpool_only else []), args.timeout, share=0.5)
     if table is not None:
         report.write(table)
     report.write("\n## Max pools with indices\n")
     pool_peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
                   str(min(args.runs, args.pool_runs)), "--calls", str(min(args.calls, args.pool_calls))]
     table = report.command("pools", pool_peers + ["--pools", "--gpu", "--pools-binary", binaries["pools"]]
-                           + (["--only", pool_only] if pool_only else []), args.timeout, leave=100)
+                           + (["--only", pool_only] if pool_only else []), args.timeout, share=0.6)
     if table is not None:
         report.write(table)
     report.write("\n## SegNet-Basic training step\n")
