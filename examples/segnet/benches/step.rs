@@ -46,7 +46,7 @@ struct Args {
     warmup: usize,
     /// The paths to time, in this order (a path named twice is timed twice).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "pooled,raw")]
-    paths: Vec<Path>,
+    paths: Vec<IndexPath>,
     /// Accepted for `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -62,28 +62,11 @@ fn size(text: &str) -> Result<[usize; 2], String> {
 
 const CLASSES: usize = 11;
 
-/// How the decoder gets its indices.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum Path {
-    /// The encoder pools' own indices.
-    Pooled,
-    /// The same indices as raw tensors, checked.
-    Raw,
-}
-
-impl Path {
-    fn name(self) -> &'static str {
-        match self {
-            Path::Pooled => "pool indices",
-            Path::Raw => "raw indices, checked",
-        }
-    }
-
-    fn index_path(self) -> IndexPath {
-        match self {
-            Path::Pooled => IndexPath::Pooled,
-            Path::Raw => IndexPath::Raw,
-        }
+/// A path's name in the report.
+fn label(path: IndexPath) -> &'static str {
+    match path {
+        IndexPath::Pooled => "pool indices",
+        IndexPath::Raw => "raw indices, checked",
     }
 }
 
@@ -127,13 +110,13 @@ fn main() {
         let median = times[times.len() / 2];
         println!(
             "{:<22} {median:>10.2} ms per step (min {:.2}, max {:.2})",
-            path.name(),
+            label(path),
             times[0],
             times[times.len() - 1]
         );
         match path {
-            Path::Pooled => pooled = Some(median),
-            Path::Raw => raw = Some(median),
+            IndexPath::Pooled => pooled = Some(median),
+            IndexPath::Raw => raw = Some(median),
         }
     }
     if let (Some(pooled), Some(raw)) = (pooled, raw) {
@@ -148,7 +131,7 @@ fn step_times(
     images: &Tensor<4>,
     targets: &Tensor<3, Int>,
     device: &Device,
-    path: Path,
+    path: IndexPath,
     args: &Args,
 ) -> Vec<f64> {
     let mut net = net.clone();
@@ -158,7 +141,7 @@ fn step_times(
         .map(|_| {
             device.sync().expect("the device syncs");
             let start = Instant::now();
-            let (logits, _) = net.forward_with(images.clone(), path.index_path());
+            let (logits, _) = net.forward_with(images.clone(), path);
             let loss = segmentation_loss(logits, targets.clone(), &weights);
             let grads = GradientsParams::from_grads(loss.backward(), &net);
             net = optimizer.step(1e-3, net.clone(), grads);
