@@ -217,10 +217,11 @@ class Report:
         return stdout
 
 
-def step_table(report, binaries, bundle, batches, runs, quick, timeout):
+def step_table(report, binaries, bundle, batches, runs, quick, timeout, torch):
     shape = ["--size", "48x64", "--width", "8"] if quick else []
-    peer = torch_version() is not None
-    device = "cuda" if torch_has_cuda() else "cpu" if peer else "no PyTorch"
+    version, cuda = torch
+    peer = version is not None
+    device = "cuda" if cuda else "cpu" if peer else "no PyTorch"
     report.write("| net | batch | ours, pool indices | ours, raw indices (checked) | raw / pool | "
                  f"PyTorch ({device}) | torch/ours (pool indices) |")
     report.write("|---|---|---|---|---|---|---|")
@@ -255,14 +256,14 @@ def step_table(report, binaries, bundle, batches, runs, quick, timeout):
                      f"{pooled:.1f} | {raw:.1f} | {raw / pooled:.2f}x | {torch_cells} |")
 
 
-def torch_version():
-    """This Python's PyTorch version, or None where it has none (the peer columns stay empty)."""
-    return first_line([sys.executable, "-c", "import torch; print(torch.__version__)"])
-
-
-def torch_has_cuda():
-    found = first_line([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"])
-    return found == "True"
+def torch_peer():
+    """This Python's PyTorch: its version and whether it has CUDA, or (None, False) where it has
+    none (the peer columns stay empty). One import, in a child: it takes seconds."""
+    found = first_line([sys.executable, "-c", "import torch; print(torch.__version__, torch.cuda.is_available())"])
+    if found is None:
+        return None, False
+    version, cuda = found.split()
+    return version, cuda == "True"
 
 
 def run(args):
@@ -293,12 +294,13 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
     """Every table, in order, into OUT/gpu-tables.md."""
     unpool_only, pool_only = ("s4", "s4,v3") if args.quick else (None, None)
     report = Report(out, env, started + args.deadline if args.deadline else None)
+    torch = torch_peer()
     manifest = json.loads((bundle / "MANIFEST").read_text())
     gpu = first_line(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
     report.write(f"GPU tables, {datetime.date.today().isoformat()}: commit {manifest['commit']}, "
                  f"{manifest['profile']} build ({manifest['rustc']}); GPU: {gpu or 'no NVIDIA GPU'}; "
                  f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; PyTorch "
-                 f"{torch_version() or 'not installed'} (CUDA: {torch_has_cuda()}); Vulkan: {vulkan}. "
+                 f"{torch[0] or 'not installed'} (CUDA: {torch[1]}); Vulkan: {vulkan}. "
                  f"`gpu_tables.py run{' --quick' if args.quick else ''} --batches {args.batches} "
                  f"--runs {args.runs} --calls {args.calls} --pool-runs {args.pool_runs} --pool-calls "
                  f"{args.pool_calls} --step-batches {args.step_batches}`.")
@@ -318,7 +320,8 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
         report.write(table)
     report.write("\n## SegNet-Basic training step\n")
     step_batches = [int(b) for b in args.step_batches.split(",")]
-    step_table(report, binaries, bundle, step_batches, args.step_runs or args.runs, args.quick, args.timeout)
+    step_table(report, binaries, bundle, step_batches, args.step_runs or args.runs, args.quick, args.timeout,
+               torch)
     say(f"done in {time.monotonic() - started:.0f} s; {report.path}")
     if report.failed:
         sys.exit(f"failed: {', '.join(report.failed)}")
