@@ -32,11 +32,11 @@ impl DeviceChoice {
 
 /// The GPU device for `choice`, or the cargo feature this build lacks for it.
 fn gpu(choice: DeviceChoice) -> Result<Device, String> {
-    #[cfg(feature = "vulkan")]
+    #[cfg(feature = "vulkan-device")]
     if choice == DeviceChoice::Vulkan {
         return Ok(Device::vulkan(burn::tensor::DeviceKind::default()));
     }
-    #[cfg(feature = "wgpu")]
+    #[cfg(feature = "wgpu-device")]
     if choice == DeviceChoice::Wgpu {
         return Ok(Device::wgpu(burn::tensor::DeviceKind::default()));
     }
@@ -54,20 +54,20 @@ fn gpu(choice: DeviceChoice) -> Result<Device, String> {
 mod tests {
     use super::DeviceChoice;
 
-    #[cfg(not(feature = "vulkan"))]
+    #[cfg(not(feature = "vulkan-device"))]
     #[test]
     fn a_build_without_vulkan_names_the_feature_that_adds_it() {
         assert_names_its_feature(DeviceChoice::Vulkan, "vulkan");
     }
 
-    #[cfg(not(feature = "wgpu"))]
+    #[cfg(not(feature = "wgpu-device"))]
     #[test]
     fn a_build_without_wgpu_names_the_feature_that_adds_it() {
         assert_names_its_feature(DeviceChoice::Wgpu, "wgpu");
     }
 
     /// `vulkan` implies `wgpu`: without `vulkan`, at least one GPU device is missing.
-    #[cfg(not(feature = "vulkan"))]
+    #[cfg(not(feature = "vulkan-device"))]
     fn assert_names_its_feature(choice: DeviceChoice, name: &str) {
         let error = choice.device().unwrap_err();
         assert!(error.contains(&format!("--device {name}")), "{error}");
