@@ -51,6 +51,19 @@ fn cases() -> Vec<Case> {
     };
     vec![
         case("2x2 even", &[2, 3, 8, 6], MaxPoolOptions::new([2, 2]), true),
+        // Rows of 16 (and pooled rows of 8): the GPU kernels' widest vectors.
+        case(
+            "2x2 wide rows",
+            &[2, 3, 6, 16],
+            MaxPoolOptions::new([2, 2]),
+            true,
+        ),
+        case(
+            "2x2 ceil, pooled rows of 12 from 23",
+            &[1, 2, 5, 23],
+            MaxPoolOptions::new([2, 2]).with_ceil_mode(true),
+            true,
+        ),
         case(
             "2x2 odd floor",
             &[2, 3, 7, 9],
@@ -66,6 +79,14 @@ fn cases() -> Vec<Case> {
         case(
             "3x3 stride 2 pad 1 (overlapping)",
             &[1, 2, 11, 13],
+            MaxPoolOptions::new([3, 3])
+                .with_stride([2, 2])
+                .with_padding([1, 1]),
+            false,
+        ),
+        case(
+            "3x3 stride 2 pad 1 on rows of 16 (overlapping, vectors)",
+            &[1, 2, 9, 16],
             MaxPoolOptions::new([3, 3])
                 .with_stride([2, 2])
                 .with_padding([1, 1]),
@@ -220,6 +241,7 @@ fn delta(op: impl FnOnce()) -> Counts {
         device_index_checks: after.device_index_checks - before.device_index_checks,
         one_pass_kernels: after.one_pass_kernels - before.one_pass_kernels,
         winner_kernels: after.winner_kernels - before.winner_kernels,
+        kernel_launches: after.kernel_launches - before.kernel_launches,
         host_gathers_without_duplicates: after.host_gathers_without_duplicates
             - before.host_gathers_without_duplicates,
         host_copies: after.host_copies - before.host_copies,
@@ -313,6 +335,42 @@ fn pool_indices_skip_the_index_check_and_take_the_one_pass_kernels() {
     }
 }
 
+/// Raw indices that are a view into a larger tensor (a slice along the batch: the GPU backend
+/// offsets the buffer rather than copying) are read from the view's first element, i32 and i64,
+/// forward and backward, on every device.
+#[test]
+fn raw_indices_sliced_from_a_larger_tensor_are_read_at_their_offset() {
+    let _serial = serial();
+    let pool = MaxPoolOptions::new([2, 2]);
+    let shape = [3, 2, 8, 8];
+    let options = MaxUnpoolOptions::from_pool(&pool).with_output_size([8, 8]);
+    for (name, device) in devices() {
+        let image = Tensor::<4>::from_data(TensorData::new(values(3 * 2 * 64, 6), shape), &device);
+        let (pooled, indices) = max_pool2d_with_indices(image, pool.clone());
+        for dtype in [burn::tensor::DType::I32, burn::tensor::DType::I64] {
+            if !device.supports_dtype(dtype) {
+                continue;
+            }
+            let all = indices.tensor().clone().cast(dtype);
+            for batch in [1, 2] {
+                let context = format!("{name}, {dtype:?}, batch {batch} of 3");
+                let x = pooled.clone().narrow(0, batch, 1);
+                let view = all.clone().narrow(0, batch, 1);
+                let grad: Vec<f64> = (0..2 * 64).map(|i| (i % 13) as f64 - 6.0).collect();
+                let (expected_y, expected_dx) = reference(&x, &view, &[1, 2, 8, 8], &grad);
+                let y = max_unpool(x.clone(), view.clone(), options.clone());
+                assert_bit_equal(&y.into_data(), &expected_y, &context);
+                let grad = Tensor::<4>::from_data(
+                    TensorData::new(grad.iter().map(|&g| g as f32).collect(), [1, 2, 8, 8]),
+                    &device,
+                );
+                let dx = max_unpool_backward(grad, view, options.clone());
+                assert_bit_equal(&dx.into_data(), &expected_dx, &context);
+            }
+        }
+    }
+}
+
 /// Raw indices that leave their cell (here two elements of one plane swap targets, and a third
 /// joins one of them) must not reach the one-pass kernel: the check sends them to the winner pass,
 /// and the result is the reference's.
@@ -399,5 +457,141 @@ fn a_segnet_training_step_reads_nothing_back() {
                 "{name}: 4 decoder stages, forward and backward"
             );
         }
+    }
+}
+
+/// The kernels a GPU device launches, by name, as CubeCL's own launch observer sees them: every
+/// kernel the process launches (Burn's copies, casts and fills too), on the thread that issues
+/// it. The tests here hold `SERIAL`, so the launches are theirs.
+#[cfg(feature = "wgpu")]
+mod launches {
+    use std::sync::{Arc, Mutex};
+
+    use burn::tensor::Device;
+    use cubecl::logging::{LaunchObservation, LaunchObserver};
+
+    #[derive(Default)]
+    struct Names(Mutex<Vec<&'static str>>);
+
+    impl LaunchObserver for Names {
+        fn launched(&self, kernel: &'static str) {
+            self.0
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push(kernel);
+        }
+    }
+
+    /// `op`'s result and the kernels launched to compute it: the device's queue is run before
+    /// (so earlier work is not counted) and after (a fused device launches when it runs it).
+    pub fn during<T>(device: &Device, op: impl FnOnce() -> T) -> (T, Vec<&'static str>) {
+        device.sync().expect("the device syncs");
+        let names = Arc::new(Names::default());
+        let observation = LaunchObservation::new(names.clone());
+        let result = op();
+        device.sync().expect("the device syncs");
+        drop(observation);
+        let names = names.0.lock().expect("no observer panicked").clone();
+        (result, names)
+    }
+}
+
+/// On the cube route, with pool indices, each op is one launch of this crate's kernel beside
+/// the output's allocation: the pool, the unpooling, its gradient, and the pool's gradient
+/// under autodiff (whose `backward()` adds Burn's own kernels around it). Counted twice: by
+/// CubeCL's launch observer, which sees every kernel, and by this crate's counter. Raw indices,
+/// checked, show both counting more: a fill and the device check before the kernel.
+#[cfg(feature = "wgpu")]
+#[test]
+fn pool_indices_take_one_launch_per_op_on_the_gpu() {
+    use burn::tensor::DeviceKind;
+
+    let _serial = serial();
+    let device = Device::wgpu(DeviceKind::DefaultDevice);
+    for case in cases().into_iter().filter(|case| case.disjoint) {
+        let len = case.shape.iter().product();
+        let image =
+            Tensor::<4>::from_data(TensorData::new(values(len, 4), case.shape.clone()), &device);
+        let grad =
+            Tensor::<4>::from_data(TensorData::new(values(len, 5), case.shape.clone()), &device);
+        let options = MaxUnpoolOptions::from_pool(&case.pool);
+        let one_launch = |op: &str, kernel: &str, names: &[&str], counted: Counts| {
+            let context = format!("{}: {op}", case.name);
+            assert_eq!(names.len(), 1, "{context}: launched {names:?}");
+            assert!(names[0].contains(kernel), "{context}: launched {names:?}");
+            assert_eq!(counted.kernel_launches, 1, "{context}: {counted:?}");
+        };
+
+        let mut pooled = None;
+        let counted = delta(|| {
+            let (result, names) = launches::during(&device, || {
+                max_pool2d_with_indices(image.clone(), case.pool.clone())
+            });
+            pooled = Some((result, names));
+        });
+        let ((values_out, indices), names) = pooled.expect("the pool ran");
+        one_launch("pool", "max_pool_windows", &names, counted);
+
+        let mut launched = Vec::new();
+        let counted = delta(|| {
+            let (_, names) = launches::during(&device, || {
+                max_unpool(values_out.clone(), indices.clone(), options.clone())
+            });
+            launched = names;
+        });
+        one_launch("unpool", "unpool_cells", &launched, counted);
+
+        let counted = delta(|| {
+            let (_, names) = launches::during(&device, || {
+                max_unpool_backward(grad.clone(), indices.clone(), options.clone())
+            });
+            launched = names;
+        });
+        one_launch("unpool backward", "gather_targets", &launched, counted);
+
+        // The same indices as a raw tensor, checked: a zero-filled flag, the check, the kernel.
+        let raw = options
+            .clone()
+            .with_output_size([case.shape[2], case.shape[3]]);
+        let counted = delta(|| {
+            let (_, names) = launches::during(&device, || {
+                max_unpool(values_out.clone(), indices.tensor().clone(), raw.clone())
+            });
+            launched = names;
+        });
+        let context = format!("{}: raw indices", case.name);
+        assert_eq!(counted.kernel_launches, 3, "{context}: {counted:?}");
+        assert_eq!(launched.len(), 3, "{context}: launched {launched:?}");
+        assert!(
+            launched[1].contains("index_pass"),
+            "{context}: {launched:?}"
+        );
+        assert!(
+            launched[2].contains("unpool_cells"),
+            "{context}: {launched:?}"
+        );
+
+        // The pool's gradient under autodiff: backward() adds Burn's kernels (the gradient it
+        // starts from, and its sum into `x`'s), ours is launched once.
+        let autodiff = device.clone().autodiff();
+        let x = Tensor::<4>::from_data(image.clone().into_data(), &autodiff).require_grad();
+        let (values_ad, _) = max_pool2d_with_indices(x.clone(), case.pool.clone());
+        // The pool's forward runs first, outside the count.
+        device.sync().expect("the device syncs");
+        let counted = delta(|| {
+            let (_, names) = launches::during(&device, || values_ad.backward());
+            launched = names;
+        });
+        let ours: Vec<_> = launched
+            .iter()
+            .filter(|name| name.contains("burn_unpool"))
+            .collect();
+        let context = format!("{}: pool backward", case.name);
+        assert_eq!(ours.len(), 1, "{context}: launched {launched:?}");
+        assert!(
+            ours[0].contains("max_pool_gradient"),
+            "{context}: {launched:?}"
+        );
+        assert_eq!(counted.kernel_launches, 1, "{context}: {counted:?}");
     }
 }

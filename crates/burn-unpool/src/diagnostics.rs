@@ -16,6 +16,10 @@ pub(crate) enum Path {
     /// A GPU forward or backward by the winner pass.
     #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
     WinnerKernel,
+    /// A kernel launched on a GPU device by this crate (its own, or one of Burn's it asked for:
+    /// a copy, a cast, a fill).
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    KernelLaunch,
     /// A CPU backward that gathered without looking for duplicates.
     HostGatherWithoutDuplicates,
     /// A strided CPU input copied to row-major before a kernel (a row-major one is borrowed).
@@ -77,13 +81,16 @@ mod counters {
         pub one_pass_kernels: usize,
         /// GPU forwards and backwards by the winner pass.
         pub winner_kernels: usize,
+        /// Kernels launched on GPU devices by this crate (its own, or Burn's copies, casts and
+        /// fills it asked for).
+        pub kernel_launches: usize,
         /// CPU backwards that gathered without looking for duplicates.
         pub host_gathers_without_duplicates: usize,
         /// Strided CPU inputs copied to row-major before a kernel.
         pub host_copies: usize,
     }
 
-    static COUNTERS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+    static COUNTERS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
 
     /// The counter of `path`.
     pub(super) fn of(path: Path) -> &'static AtomicUsize {
@@ -97,6 +104,7 @@ mod counters {
             device_index_checks: read(Path::DeviceIndexCheck),
             one_pass_kernels: read(Path::OnePassKernel),
             winner_kernels: read(Path::WinnerKernel),
+            kernel_launches: read(Path::KernelLaunch),
             host_gathers_without_duplicates: read(Path::HostGatherWithoutDuplicates),
             host_copies: read(Path::HostCopy),
         }

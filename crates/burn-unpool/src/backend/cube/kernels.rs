@@ -2,9 +2,12 @@
 //!
 //! Where every index is known to lie in its own cell (the stride-sized block of the output where
 //! its pool window starts; true for the indices of a pool whose windows cannot overlap), the
-//! forward is one pass that writes every output position once ([`unpool_cells`]: each element
-//! of `x` writes its cell, its value at its index and zero elsewhere; no zero-fill, no winners,
-//! no atomics) and the backward a plain gather ([`gather_targets`]).
+//! forward is one output-stationary pass that writes every output position once
+//! ([`unpool_cells`]: each unit writes a vector of neighbouring positions of one row, each the
+//! value of the window whose cell holds it where that window's index points there, zero
+//! elsewhere; no zero-fill, no winners, no atomics) and the backward a plain gather
+//! ([`gather_targets`], a vector of neighbouring elements of `x` per unit). Neighbouring units
+//! write neighbouring addresses, in stores as wide as the device moves at once.
 //!
 //! Otherwise duplicates are resolved by a winner pass: every element of `x` offers `p + 1` to its
 //! output position with an atomic max, so each position ends up holding its last writer in
@@ -17,6 +20,7 @@
 //! [`index_pass`] with `flag_invalid`.
 
 use cubecl::prelude::*;
+use cubecl::std::FastDivmod;
 
 /// How the indices address the output, as every kernel that reads them needs it.
 #[derive(CubeLaunch, CubeType)]
@@ -56,6 +60,21 @@ pub(super) struct CellGeometry {
     pub pad: Sequence<usize>,
 }
 
+/// The sizes the one-pass kernels divide by, as [`FastDivmod`]s (a multiply-high and a shift
+/// computed on the host, exact for dividends below 2^31, which the host checks): no unit divides
+/// by a runtime size.
+#[derive(CubeLaunch, CubeType)]
+pub(super) struct CellDivisors {
+    /// Elements of one input plane.
+    in_plane: FastDivmod<usize>,
+    /// Elements of one output plane.
+    out_plane: FastDivmod<usize>,
+    /// Spatial sizes of the output plane.
+    out: Sequence<FastDivmod<usize>>,
+    /// Strides of the pool.
+    stride: Sequence<FastDivmod<usize>>,
+}
+
 /// `value`, or `max` where it is larger.
 #[cube]
 fn clamp_max(value: usize, max: usize) -> usize {
@@ -78,16 +97,6 @@ fn cell_start(w: usize, cells: &CellGeometry, #[comptime] axis: usize) -> usize 
     clamp_max(begin, cells.out[axis])
 }
 
-/// One past the last output coordinate of the cell of window `w` on `axis`.
-#[cube]
-fn cell_end(w: usize, cells: &CellGeometry, #[comptime] axis: usize) -> usize {
-    let mut end = cells.out[axis];
-    if w + 1 < cells.windows[axis] {
-        end = cell_start(w + 1, cells, axis);
-    }
-    end
-}
-
 /// The window whose cell holds output coordinate `c` on `axis`.
 #[cube]
 fn cell_of(c: usize, cells: &CellGeometry, #[comptime] axis: usize) -> usize {
@@ -108,30 +117,44 @@ fn cell_of_position(local: usize, cells: &CellGeometry) -> usize {
     (w0 * cells.windows[1] + w1) * cells.windows[2] + w2
 }
 
-/// Where the index of element `p` lands in the output; `out_len` when it is out of range.
+/// The index of element `p` as one word, and whether it fits one (an i64's high word is zero).
 ///
-/// Per-plane indices address their own plane (`plane(p) * out_plane + index`); global ones the
-/// whole output. Indices are read in the output plane itself (no ONNX embedding).
+/// A negative i32 reads as a word of at least 2^31, above every valid i32 index; a negative i64
+/// has a non-zero high word.
 #[cube]
-fn target(indices: &Tensor<u32>, p: usize, geometry: &IndexGeometry) -> usize {
-    // A negative i32 reads as a word of at least 2^31, above every valid i32 index; a negative
-    // i64 has a non-zero high word.
+fn index_word(indices: &Tensor<u32>, p: usize, geometry: &IndexGeometry) -> (usize, bool) {
     let mut word = p;
     let mut fits = true;
     if comptime![geometry.wide] {
         word = 2 * p;
         fits = indices[word + 1] == 0u32;
     }
-    let value = usize::cast_from(indices[word]);
+    (usize::cast_from(indices[word]), fits)
+}
+
+/// Where the index of element `p` of plane `plane` lands in the output; `out_len` when it is out
+/// of range.
+///
+/// Per-plane indices address their own plane (`plane * out_plane + index`); global ones the
+/// whole output. Indices are read in the output plane itself (no ONNX embedding).
+#[cube]
+fn landing_in(indices: &Tensor<u32>, p: usize, plane: usize, geometry: &IndexGeometry) -> usize {
+    let (value, fits) = index_word(indices, p, geometry);
     let mut landing = geometry.out_len;
     if fits && value < geometry.range_end {
         if comptime![geometry.global] {
             landing = value;
         } else {
-            landing = (p / geometry.in_plane) * geometry.out_plane + value;
+            landing = plane * geometry.out_plane + value;
         }
     }
     landing
+}
+
+/// Where the index of element `p` lands in the output ([`landing_in`] of its plane).
+#[cube]
+fn target(indices: &Tensor<u32>, p: usize, geometry: &IndexGeometry) -> usize {
+    landing_in(indices, p, p / geometry.in_plane, geometry)
 }
 
 /// Where the index of this unit's element lands ([`target`]); units past the last element stop.
@@ -177,62 +200,96 @@ pub(super) fn index_pass(
     }
 }
 
-/// The forward where every index lies in its own cell: every element of `x` writes its whole
-/// cell, its value where its index points and zero elsewhere. The cells tile the output, so every
-/// output position is written once.
+/// The window on `axis` whose cell holds output coordinate `c` ([`cell_of`] without a division).
+#[cube]
+fn cell_of_fast(
+    c: usize,
+    cells: &CellGeometry,
+    divisors: &CellDivisors,
+    #[comptime] axis: usize,
+) -> usize {
+    let w = divisors.stride.index(axis).div(c + cells.pad[axis]);
+    clamp_max(w, cells.windows[axis] - 1)
+}
+
+/// The forward where every index lies in its own cell, output-stationary: each unit writes a
+/// vector of neighbouring output positions of one row (the host makes the vector divide the
+/// row), each the value of the window whose cell holds it where that window's index points
+/// there, zero elsewhere. The cells tile the output, so every position is written once.
 #[cube(launch_unchecked)]
-pub(super) fn unpool_cells<T: Numeric>(
+pub(super) fn unpool_cells<T: Numeric, N: Size>(
     x: &Tensor<T>,
     indices: &Tensor<u32>,
-    output: &mut Tensor<T>,
+    output: &mut Tensor<Vector<T, N>>,
     geometry: IndexGeometry,
     cells: CellGeometry,
+    divisors: CellDivisors,
     #[define(T)] _dtype: ElemType,
 ) {
-    let landing = unit_landing(indices, &geometry);
-    let p = ABSOLUTE_POS;
-    let value = x[p];
+    let width = output.vector_size();
+    let first = ABSOLUTE_POS * width;
+    if first >= geometry.out_len {
+        terminate!();
+    }
+    let (plane, local) = divisors.out_plane.div_mod(first);
+    let (rest, c2) = divisors.out.index(2).div_mod(local);
+    let (c0, c1) = divisors.out.index(1).div_mod(rest);
+    let w0 = cell_of_fast(c0, &cells, &divisors, 0usize);
+    let w1 = cell_of_fast(c1, &cells, &divisors, 1usize);
+    let row = plane * geometry.in_plane + (w0 * cells.windows[1] + w1) * cells.windows[2];
+    // The position an index names: in its plane, or in the whole output.
+    let mut named = local;
+    if comptime![geometry.global] {
+        named = first;
+    }
+    let last = cells.windows[2] - 1;
+    let mut w2 = cell_of_fast(c2, &cells, &divisors, 2usize);
     let zero = T::from_int(0);
-    let plane = p / geometry.in_plane;
-    let local = p - plane * geometry.in_plane;
-    let w2 = local % cells.windows[2];
-    let rest = local / cells.windows[2];
-    let w1 = rest % cells.windows[1];
-    let w0 = rest / cells.windows[1];
-    let base = plane * geometry.out_plane;
-    let (end0, end1, end2) = (
-        cell_end(w0, &cells, 0usize),
-        cell_end(w1, &cells, 1usize),
-        cell_end(w2, &cells, 2usize),
-    );
-    let start2 = cell_start(w2, &cells, 2usize);
-    for c0 in cell_start(w0, &cells, 0usize)..end0 {
-        for c1 in cell_start(w1, &cells, 1usize)..end1 {
-            let row = base + (c0 * cells.out[1] + c1) * cells.out[2];
-            for c2 in start2..end2 {
-                let o = row + c2;
-                output[o] = select(o == landing, value, zero);
+    let mut values = Vector::<T, N>::empty();
+    #[unroll]
+    for i in 0..width {
+        // The cells of an axis follow each other: the next position is in this cell or the next.
+        if comptime![i > 0] {
+            let next = cell_start(w2 + 1, &cells, 2usize);
+            if w2 < last && c2 + i >= next {
+                w2 += 1;
             }
         }
+        let p = row + w2;
+        let (value, fits) = index_word(indices, p, &geometry);
+        values.insert(i, select(fits && value == named + i, x[p], zero));
     }
+    output[ABSOLUTE_POS] = values;
 }
 
 /// The backward where every index lies in its own cell (so no two meet): every element of `x`
-/// takes the gradient at its index.
+/// takes the gradient at its index, a vector of neighbouring elements of one row per unit.
 #[cube(launch_unchecked)]
-pub(super) fn gather_targets<T: Numeric>(
+pub(super) fn gather_targets<T: Numeric, N: Size>(
     grad: &Tensor<T>,
     indices: &Tensor<u32>,
-    dx: &mut Tensor<T>,
+    dx: &mut Tensor<Vector<T, N>>,
     geometry: IndexGeometry,
+    divisors: CellDivisors,
     #[define(T)] _dtype: ElemType,
 ) {
-    let landing = unit_landing(indices, &geometry);
-    let mut value = T::from_int(0);
-    if landing < geometry.out_len {
-        value = grad[landing];
+    let width = dx.vector_size();
+    let first = ABSOLUTE_POS * width;
+    if first >= geometry.in_len {
+        terminate!();
     }
-    dx[ABSOLUTE_POS] = value;
+    let plane = divisors.in_plane.div(first);
+    let mut values = Vector::<T, N>::empty();
+    #[unroll]
+    for i in 0..width {
+        let landing = landing_in(indices, first + i, plane, &geometry);
+        let mut value = T::from_int(0);
+        if landing < geometry.out_len {
+            value = grad[landing];
+        }
+        values.insert(i, value);
+    }
+    dx[ABSOLUTE_POS] = values;
 }
 
 /// The forward: every output position takes its winner's value, or zero.

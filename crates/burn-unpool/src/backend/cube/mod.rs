@@ -17,13 +17,14 @@ use burn_cubecl::kernel::{cast, into_contiguous};
 use burn_cubecl::ops::numeric::{empty_device_contiguous_dtype, zeros_client};
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::prelude::*;
+use cubecl::std::FastDivmod;
 use cubecl::{CubeDim, calculate_cube_count_elemwise};
 
 use super::UnpoolBackend;
 use crate::diagnostics::{self, Path};
 use crate::plan::Direction;
 use crate::{IndexLayout, PoolPlan, UnpoolPlan};
-use kernels::{CellGeometryLaunch, IndexGeometryLaunch};
+use kernels::{CellDivisorsLaunch, CellGeometryLaunch, IndexGeometryLaunch};
 
 impl UnpoolBackend for CubeBackend {
     fn max_unpool(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
@@ -85,6 +86,26 @@ pub(crate) fn addresses(plan: &UnpoolPlan) -> bool {
         && cells_fit
 }
 
+/// Whether the one-pass kernels run `plan`: every index lies in its own cell and every position
+/// they divide (an output or input position, an output coordinate plus the padding) stays below
+/// 2^31, where [`FastDivmod`] is exact. Larger plans take the winner pass.
+fn one_pass(plan: &UnpoolPlan) -> bool {
+    let geometry = plan.geometry();
+    let padded = (0..geometry.dims())
+        .map(|axis| plan.output_shape()[axis + 2] as u128 + geometry.padding[axis].0 as u128)
+        .max()
+        .unwrap_or(0);
+    let below = |len: u128| len < DIVIDEND_LIMIT as u128;
+    plan.targets_unique()
+        && below(plan.input_len() as u128)
+        && below(plan.output_len() as u128)
+        && below(padded)
+}
+
+/// The bound on every dividend of the kernels' [`FastDivmod`]s: it adds the dividend to a
+/// product's high word, which stays within 32 bits below it.
+const DIVIDEND_LIMIT: usize = 1 << 31;
+
 /// The indices of an addressed plan as the kernels read them: a contiguous buffer of 32-bit
 /// words (one per i32 index, two per i64 index), with the sizes they address.
 struct KernelIndices {
@@ -96,8 +117,9 @@ struct KernelIndices {
     out_len: usize,
     out_plane: usize,
     range_end: usize,
-    /// Whether every index lies in its own cell ([`UnpoolPlan::targets_unique`]).
-    unique: bool,
+    /// Whether the one-pass kernels run it: every index lies in its own cell
+    /// ([`UnpoolPlan::targets_unique`]) and every position they divide is below 2^31 ([`one_pass`]).
+    one_pass: bool,
     /// Windows, output sizes, strides and begin paddings of three spatial axes.
     cells: [[usize; 3]; 4],
 }
@@ -118,18 +140,17 @@ impl KernelIndices {
         let (indices, wide) = match indices.dtype {
             DType::I32 | DType::U32 => (indices, false),
             DType::I64 | DType::U64 => (indices, true),
-            DType::I16 | DType::I8 | DType::U16 | DType::U8 => (cast(indices, DType::I32), false),
+            DType::I16 | DType::I8 | DType::U16 | DType::U8 => {
+                diagnostics::record(Path::KernelLaunch);
+                (cast(indices, DType::I32), false)
+            }
             dtype => panic!(
                 "UnpoolBackend::max_unpool: indices must be of an integer dtype, got {dtype:?}"
             ),
         };
-        let indices = into_contiguous(indices);
-        // A contiguous view into a larger buffer is copied so that word 0 is its first element.
-        let indices = if indices.is_contiguous_buffer() {
-            indices
-        } else {
-            into_contiguous(indices.copy())
-        };
+        // Read in place: a contiguous tensor's binding starts at its first element (a view into a
+        // larger buffer carries its offset in its handle), whatever the buffer's size beyond it.
+        let indices = contiguous(indices);
         let len = plan.input_len() * if wide { 2 } else { 1 };
         let words = CubeTensor::new_contiguous(
             indices.client,
@@ -152,7 +173,7 @@ impl KernelIndices {
             out_len: plan.output_len(),
             out_plane: plan.output_plane_len(),
             range_end: plan.index_range_end(),
-            unique: plan.targets_unique(),
+            one_pass: one_pass(plan),
             cells: [
                 axes(&plan.input_shape()[2..], 1),
                 axes(&plan.output_shape()[2..], 1),
@@ -184,6 +205,21 @@ impl KernelIndices {
         CellGeometryLaunch::new(windows, out, stride, pad)
     }
 
+    fn divisors(&self) -> CellDivisorsLaunch {
+        let divisors = |values: [usize; 3]| {
+            let mut sequence = SequenceArg::<FastDivmod<usize>>::new();
+            values.into_iter().for_each(|value| sequence.push(value));
+            sequence
+        };
+        let [_, out, stride, _] = self.cells;
+        CellDivisorsLaunch::new(
+            self.in_plane,
+            self.out_plane,
+            divisors(out),
+            divisors(stride),
+        )
+    }
+
     /// `direction` into a new tensor of `shape`: with a one-pass kernel where every index lies
     /// in its own cell, else after the winner pass.
     fn gather(&self, direction: Direction, input: CubeTensor, shape: Shape) -> CubeTensor {
@@ -192,34 +228,58 @@ impl KernelIndices {
         if units == 0 {
             return output;
         }
-        let input = into_contiguous(input).into_tensor_arg();
-        let (out, indices) = (
-            output.clone().into_tensor_arg(),
-            self.words.clone().into_tensor_arg(),
-        );
+        let input = contiguous(input);
         let (client, dtype, geometry) =
             (&output.client, storage_type(output.dtype), self.geometry());
-        if self.unique && self.in_len > 0 {
+        if self.one_pass && self.in_len > 0 {
             diagnostics::record(Path::OnePassKernel);
-            let (cube_dim, count) = launch_grid(&output, self.in_len);
-            // SAFETY: one unit per element of `x` (and of the indices); units past `in_len` stop
-            // at once. A unit of the forward writes only its own cell, inside `output`; the
-            // backward reads `grad` only at landings below `out_len`.
+            diagnostics::record(Path::KernelLaunch);
+            // Vectors never cross a row of what they write: the output's last axis (forward),
+            // a plane of `x` (backward, whose units read their plane once).
+            let run = match direction {
+                Direction::Forward => self.cells[1][2],
+                Direction::Backward => self.in_plane,
+            };
+            let width = vector_size(&output, run);
+            let (cube_dim, count) = launch_grid(&output, units / width);
+            let (input, indices, out) = (
+                input.into_tensor_arg(),
+                self.words.clone().into_tensor_arg(),
+                output.clone().into_tensor_arg(),
+            );
+            // SAFETY: `one_pass` proved every position the kernels divide below 2^31 (so every
+            // `FastDivmod` is exact) and `new` that `indices` holds `in_len` indices of `x`. One
+            // unit per vector of `width` elements of what is written (`width` divides its rows,
+            // so `units / width` units cover it), units past it stop at once. A forward unit
+            // reads `x` and the indices at windows inside its plane (clamped to the last one)
+            // and writes its own vector; a backward unit reads `grad` only at landings below
+            // `out_len`.
             unsafe {
                 match direction {
                     Direction::Forward => kernels::unpool_cells::launch_unchecked(
                         client,
                         count,
                         cube_dim,
+                        width,
                         input,
                         indices,
                         out,
                         geometry,
                         self.cells(),
+                        self.divisors(),
                         dtype,
                     ),
                     Direction::Backward => kernels::gather_targets::launch_unchecked(
-                        client, count, cube_dim, input, indices, out, geometry, dtype,
+                        client,
+                        count,
+                        cube_dim,
+                        width,
+                        input,
+                        indices,
+                        out,
+                        geometry,
+                        self.divisors(),
+                        dtype,
                     ),
                 }
             }
@@ -227,7 +287,9 @@ impl KernelIndices {
         }
         diagnostics::record(Path::WinnerKernel);
         let winners = self.elect_winners().into_tensor_arg();
+        diagnostics::record(Path::KernelLaunch);
         let (cube_dim, count) = launch_grid(&output, units);
+        let (input, out) = (input.into_tensor_arg(), output.clone().into_tensor_arg());
         // SAFETY: every winner is at most `in_len`, the elements of `x`; `winners` holds `out_len`
         // words, read only below `out_len`; `output` holds `units` elements and units past
         // `units` stop at once; `indices` holds `in_len` indices.
@@ -237,7 +299,15 @@ impl KernelIndices {
                     client, count, cube_dim, input, winners, out, units, dtype,
                 ),
                 Direction::Backward => kernels::winner_gradient::launch_unchecked(
-                    client, count, cube_dim, input, indices, winners, out, geometry, dtype,
+                    client,
+                    count,
+                    cube_dim,
+                    input,
+                    self.words.clone().into_tensor_arg(),
+                    winners,
+                    out,
+                    geometry,
+                    dtype,
                 ),
             }
         }
@@ -257,10 +327,12 @@ impl KernelIndices {
 
     /// A pass over the indices into a zero-filled `u32` tensor of `len` words.
     fn index_pass(&self, len: usize, flag_invalid: bool) -> CubeTensor {
+        diagnostics::record(Path::KernelLaunch);
         let out = zeros(&self.words, len, DType::U32);
         if self.in_len == 0 {
             return out;
         }
+        diagnostics::record(Path::KernelLaunch);
         let (indices, out_arg) = (
             self.words.clone().into_tensor_arg(),
             out.clone().into_tensor_arg(),
@@ -285,6 +357,14 @@ impl KernelIndices {
     }
 }
 
+/// `tensor` in row-major order: itself where it is, else a copy (a launch the diagnostics count).
+fn contiguous(tensor: CubeTensor) -> CubeTensor {
+    if !tensor.is_contiguous() {
+        diagnostics::record(Path::KernelLaunch);
+    }
+    into_contiguous(tensor)
+}
+
 /// An uninitialised contiguous tensor of `shape` on the device of `like`.
 fn empty(like: &CubeTensor, shape: Shape, dtype: DType) -> CubeTensor {
     empty_device_contiguous_dtype(like.client.clone(), like.device.clone(), shape, dtype)
@@ -300,7 +380,17 @@ fn zeros(like: &CubeTensor, len: usize, dtype: DType) -> CubeTensor {
     )
 }
 
-/// One unit per element.
+/// The widest vector of `on`'s elements the device moves in one access that divides `run`
+/// (the rows a kernel's vectors must not cross): 1 where none does.
+fn vector_size(on: &CubeTensor, run: usize) -> usize {
+    on.client
+        .io_optimized_vector_sizes(on.dtype.size())
+        .filter(|&width| run.is_multiple_of(width))
+        .max()
+        .unwrap_or(1)
+}
+
+/// One unit per element (or per vector, given the number of vectors).
 fn launch_grid(on: &CubeTensor, units: usize) -> (CubeDim, CubeCount) {
     let cube_dim = CubeDim::new(&on.client, units);
     (
@@ -311,4 +401,33 @@ fn launch_grid(on: &CubeTensor, units: usize) -> (CubeDim, CubeCount) {
 
 fn storage_type(dtype: DType) -> ElemType {
     burn::backend::cubecl::dtype_to_storage_type(dtype)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DIVIDEND_LIMIT, one_pass};
+    use crate::{MaxUnpoolOptions, UnpoolPlan};
+
+    /// A 2x2 unpooling of one plane into `height x width`, its indices known to be in their cells
+    /// (as a pool's or a device check's are).
+    fn plan(height: usize, width: usize) -> UnpoolPlan {
+        let options = MaxUnpoolOptions::new([2, 2]).with_output_size([height, width]);
+        let pooled = [1, 1, height / 2, width / 2];
+        UnpoolPlan::new(&pooled, &pooled, &options)
+            .expect("a valid plan")
+            .with_indices_in_cells()
+    }
+
+    /// The one-pass kernels divide positions with `FastDivmod`, exact below 2^31: an output of
+    /// 2^31 positions or more takes the winner pass, one just below it the one-pass kernels.
+    #[test]
+    fn the_one_pass_kernels_take_positions_below_two_to_the_31() {
+        assert!(one_pass(&plan(1 << 15, (1 << 16) - 2)));
+        assert!(plan(1 << 15, 1 << 16).output_len() >= DIVIDEND_LIMIT);
+        assert!(!one_pass(&plan(1 << 15, 1 << 16)));
+        // Indices not known to be in their cells never take them.
+        let options = MaxUnpoolOptions::new([2, 2]);
+        let raw = UnpoolPlan::new(&[1, 1, 2, 2], &[1, 1, 2, 2], &options).expect("a valid plan");
+        assert!(!one_pass(&raw));
+    }
 }

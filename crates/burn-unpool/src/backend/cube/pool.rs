@@ -12,14 +12,14 @@
 
 use burn::backend::TensorMetadata;
 use burn::tensor::Shape;
-use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::ir::dialect::math::IsNanOp;
 use cubecl::prelude::*;
 use cubecl::std::FastDivmod;
 
-use super::{empty, launch_grid, storage_type};
+use super::{DIVIDEND_LIMIT, contiguous, empty, launch_grid, storage_type, vector_size};
 use crate::PoolPlan;
+use crate::diagnostics::{self, Path};
 
 /// The pool's windows as the kernels read them: three axes, leading ones of size 1. Every size a
 /// kernel divides by comes twice, as a value and as a [`FastDivmod`] (a multiply-high and a shift
@@ -114,25 +114,21 @@ fn is_nan<N: Numeric>(value: N) -> bool {
     })
 }
 
-/// The forward: every unit pools one window. `floats`: whether the values have NaNs to report.
-#[cube(launch_unchecked)]
-pub(super) fn max_pool_windows<N: Numeric, I: Int>(
+/// Pools window `(w0, w1, w2)` of `plane`: its first maximum (or last NaN, for `floats`) and
+/// that element's position in the plane.
+#[cube]
+fn pool_window<N: Numeric>(
     x: &Tensor<N>,
-    values: &mut Tensor<N>,
-    indices: &mut Tensor<I>,
-    windows: PoolWindows,
+    windows: &PoolWindows,
+    plane: usize,
+    w0: usize,
+    w1: usize,
+    w2: usize,
     #[comptime] floats: bool,
-    #[define(N, I)] _dtypes: [ElemType; 2],
-) {
-    let o = ABSOLUTE_POS;
-    if o >= windows.out_len {
-        terminate!();
-    }
-    let (plane, local) = windows.out_plane_div.div_mod(o);
-    let (w0, w1, w2) = coordinates(local, &windows.output_div);
-    let (first0, count0) = taps(w0, &windows, 0usize);
-    let (first1, count1) = taps(w1, &windows, 1usize);
-    let (first2, count2) = taps(w2, &windows, 2usize);
+) -> (N, usize) {
+    let (first0, count0) = taps(w0, windows, 0usize);
+    let (first1, count1) = taps(w1, windows, 1usize);
+    let (first2, count2) = taps(w2, windows, 2usize);
     let height = windows.input[1];
     let width = windows.input[2];
     let base = plane * windows.in_plane;
@@ -156,44 +152,81 @@ pub(super) fn max_pool_windows<N: Numeric, I: Int>(
             }
         }
     }
-    values[o] = best;
-    indices[o] = I::cast_from(best_at);
+    (best, best_at)
+}
+
+/// The forward: every unit pools a vector of neighbouring windows of one row (the host makes
+/// the vector divide the row) and stores their values and indices as one vector each.
+/// `floats`: whether the values have NaNs to report.
+#[cube(launch_unchecked)]
+pub(super) fn max_pool_windows<N: Numeric, I: Int, V: Size>(
+    x: &Tensor<N>,
+    values: &mut Tensor<Vector<N, V>>,
+    indices: &mut Tensor<Vector<I, V>>,
+    windows: PoolWindows,
+    #[comptime] floats: bool,
+    #[define(N, I)] _dtypes: [ElemType; 2],
+) {
+    let width = values.vector_size();
+    let first = ABSOLUTE_POS * width;
+    if first >= windows.out_len {
+        terminate!();
+    }
+    let (plane, local) = windows.out_plane_div.div_mod(first);
+    let (w0, w1, w2) = coordinates(local, &windows.output_div);
+    let mut best = Vector::<N, V>::empty();
+    let mut best_at = Vector::<I, V>::empty();
+    #[unroll]
+    for i in 0..width {
+        let (value, at) = pool_window(x, &windows, plane, w0, w1, w2 + i, floats);
+        best.insert(i, value);
+        best_at.insert(i, I::cast_from(at));
+    }
+    values[ABSOLUTE_POS] = best;
+    indices[ABSOLUTE_POS] = best_at;
 }
 
 /// The backward: every unit sums, in window order, the gradients of the windows whose index is
-/// its element.
+/// its element, for a vector of neighbouring elements of one row (the host makes the vector
+/// divide the row).
 #[cube(launch_unchecked)]
-pub(super) fn max_pool_gradient<F: Float, I: Int>(
+pub(super) fn max_pool_gradient<F: Float, I: Int, V: Size>(
     grad: &Tensor<F>,
     indices: &Tensor<I>,
-    dx: &mut Tensor<F>,
+    dx: &mut Tensor<Vector<F, V>>,
     windows: PoolWindows,
     #[define(F, I)] _dtypes: [ElemType; 2],
 ) {
-    let p = ABSOLUTE_POS;
-    if p >= windows.in_len {
+    let width = dx.vector_size();
+    let first = ABSOLUTE_POS * width;
+    if first >= windows.in_len {
         terminate!();
     }
-    let (plane, local) = windows.in_plane_div.div_mod(p);
+    let (plane, local) = windows.in_plane_div.div_mod(first);
     let (c0, c1, c2) = coordinates(local, &windows.input_div);
     let (lo0, hi0) = covering(c0, &windows, 0usize);
     let (lo1, hi1) = covering(c1, &windows, 1usize);
-    let (lo2, hi2) = covering(c2, &windows, 2usize);
     let base = plane * windows.out_plane;
-    let target = I::cast_from(local);
-    let mut sum = F::from_int(0);
-    for w0 in lo0..hi0 {
-        for w1 in lo1..hi1 {
-            let row = base + (w0 * windows.output[1] + w1) * windows.output[2];
-            for w2 in lo2..hi2 {
-                let o = row + w2;
-                if indices[o] == target {
-                    sum += grad[o];
+    let mut sums = Vector::<F, V>::empty();
+    #[unroll]
+    for i in 0..width {
+        let (lo2, hi2) = covering(c2 + i, &windows, 2usize);
+        let target = I::cast_from(local + i);
+        let mut sum = F::from_int(0);
+        for w0 in lo0..hi0 {
+            for w1 in lo1..hi1 {
+                let row = base + (w0 * windows.output[1] + w1) * windows.output[2];
+                for w2 in lo2..hi2 {
+                    let o = row + w2;
+                    if indices[o] == target {
+                        sum += grad[o];
+                    }
                 }
             }
         }
+        sums.insert(i, sum);
     }
-    dx[p] = sum;
+    dx[ABSOLUTE_POS] = sums;
 }
 
 /// Whether the kernels address `plan`: at most three spatial axes (the kernels are written for
@@ -223,10 +256,6 @@ pub(crate) fn addresses(plan: &PoolPlan) -> bool {
         .all(|n| n.is_some_and(|n| n < DIVIDEND_LIMIT))
         && padded < DIVIDEND_LIMIT as u128
 }
-
-/// The bound on every dividend of the kernels: `FastDivmod` adds the dividend to a product's high
-/// word, which stays within 32 bits below it.
-const DIVIDEND_LIMIT: usize = 1 << 31;
 
 /// Panics, naming the plan, unless the kernels address it ([`addresses`]): the host check that
 /// keeps every unchecked launch below in bounds.
@@ -298,20 +327,26 @@ pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTenso
     if units == 0 {
         return (values, indices);
     }
-    let x = into_contiguous(x);
+    let x = contiguous(x);
     let dtypes = [storage_type(x.dtype), storage_type(indices.dtype)];
     let floats = x.dtype.is_float();
-    let (cube_dim, count) = launch_grid(&values, units);
+    // Vectors of windows never cross a pooled row, and suit both outputs' element sizes.
+    let row = plan.output_shape()[plan.output_shape().len() - 1];
+    let width = vector_size(&values, row).min(vector_size(&indices, row));
+    let (cube_dim, count) = launch_grid(&values, units / width);
+    diagnostics::record(Path::KernelLaunch);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
     // position is below 2^31 (so every `FastDivmod` is exact); `assert_input` that `x` has the
-    // plan's shape. One unit per pooled element, units past `out_len` stop at once; every window
-    // has at least one input element (the plan's check), and every position read lies inside its
+    // plan's shape. One unit per vector of `width` pooled elements (`width` divides the pooled
+    // rows, so `units / width` units cover them), units past them stop at once; every window has
+    // at least one input element (the plan's check), and every position read lies inside its
     // plane of `x`.
     unsafe {
         max_pool_windows::launch_unchecked(
             &values.client,
             count,
             cube_dim,
+            width,
             x.into_tensor_arg(),
             values.clone().into_tensor_arg(),
             indices.clone().into_tensor_arg(),
@@ -336,19 +371,24 @@ pub(super) fn max_pool_backward(
     if units == 0 {
         return dx;
     }
-    let (grad, indices) = (into_contiguous(grad), into_contiguous(indices));
+    let (grad, indices) = (contiguous(grad), contiguous(indices));
     let dtypes = [storage_type(grad.dtype), storage_type(indices.dtype)];
-    let (cube_dim, count) = launch_grid(&dx, units);
+    // Vectors of elements never cross a row of `x`.
+    let width = vector_size(&dx, plan.input_shape()[plan.input_shape().len() - 1]);
+    let (cube_dim, count) = launch_grid(&dx, units / width);
+    diagnostics::record(Path::KernelLaunch);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
     // position is below 2^31 (so every `FastDivmod` is exact); `checked_pool_input_shape` that
-    // `grad` and `indices` have the pooled shape. One unit per element of `x`, units past
-    // `in_len` stop at once; the windows a unit reads are clamped to the pooled plane, which
-    // holds `out_plane` elements.
+    // `grad` and `indices` have the pooled shape. One unit per vector of `width` elements of `x`
+    // (`width` divides its rows, so `units / width` units cover them), units past them stop at
+    // once; the windows a unit reads are clamped to the pooled plane, which holds `out_plane`
+    // elements.
     unsafe {
         max_pool_gradient::launch_unchecked(
             &dx.client,
             count,
             cube_dim,
+            width,
             grad.into_tensor_arg(),
             indices.into_tensor_arg(),
             dx.clone().into_tensor_arg(),
