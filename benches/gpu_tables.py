@@ -2,31 +2,39 @@
 """Every GPU figure of docs/benchmarks.md in one command, on a machine that has a GPU but no Rust
 toolchain and no package registry.
 
-Here (with cargo), pack a bundle: the `timings`, `pools` and `step` bench binaries built with wgpu,
-xz-compressed, the Vulkan loader's Debian package, and the Python scripts that run PyTorch beside
-them:
+Here (with cargo), pack a bundle: the `timings`, `pools` and `step` bench binaries built with wgpu
+and Burn's autotune, the `step` bench again in the other builds a user can pick (SPIR-V through
+`vulkan`, and both compilers without autotune, for comparison), xz-compressed, the Vulkan loader's
+Debian package, and the Python scripts that run PyTorch beside them:
 
-    python3 benches/gpu_tables.py pack BUNDLE [--dev] [--no-loader]
+    python3 benches/gpu_tables.py pack BUNDLE [--dev] [--no-loader] [--builds step,step-spirv,...]
 
 There (Python 3 and dpkg; PyTorch with CUDA and numpy for the peer figures, which stay empty
 without them), run it:
 
-    python3 BUNDLE/gpu_tables.py run --out DIR [--quick] [--batches 1,4,12] [--runs 15] [--calls 50]
-        [--pool-runs 5] [--pool-calls 20] [--step-batches 4] [--step-runs N] [--timeout 1800]
-        [--deadline SECONDS]
-        [--vulkan-loader auto|bundle]
+    python3 BUNDLE/gpu_tables.py run --out DIR [--quick] [--batches 1,4,12] [--runs 10] [--calls 30]
+        [--pool-runs 5] [--pool-calls 20] [--step-batches 4] [--step-runs 5] [--timeout 1800]
+        [--deadline 480] [--vulkan-loader auto|bundle]
 
 `run` unpacks the binaries, uses the machine's Vulkan loader or else the bundle's (into the bundle's
 folder, not the system's), and writes DIR/gpu-tables.md: the unpooling table and the pool table on
-the default wgpu device beside PyTorch on CUDA (`compare_peers.py --gpu`, `--pools --gpu`), and the
-SegNet-Basic training step (`step` with pool indices and with raw indices, beside
-`segnet_basic_torch.py`). Each table is written as soon as it is done; each command's output goes to
-DIR/*.log; `nvidia-smi`'s readings during the run, where it exists, to DIR/gpu-monitor.csv (a
-memory figure that rises while the binaries run shows the wgpu device is the NVIDIA GPU).
+the default wgpu device beside PyTorch on CUDA (`compare_peers.py --gpu`, `--pools --gpu`), the
+SegNet-Basic training step in every configuration the bundle has (WGSL and SPIR-V, with and
+without autotune, f32, f16 and bf16; pool indices and raw indices; whether each trains) beside
+`segnet_basic_torch.py` in the same dtype, the step part by part (convolution forward, input and
+weight gradients, batch norm, pools and unpools, loss, optimizer) in the tuned builds beside
+PyTorch's parts, and the kernels autotune picked with their times (DIR/kernels-*/, CubeCL's own
+logs). Each table is written as soon as it is done; each command's output goes to DIR/*.log;
+`nvidia-smi`'s readings during the run, where it exists, to DIR/gpu-monitor.csv (a memory figure
+that rises while the binaries run shows the wgpu device is the NVIDIA GPU). `--deadline` (480 s by
+default: a machine lent for minutes) shares the time among the tables; a table cut short keeps the
+rows it printed.
 
 `--dev` builds the binaries in the test profile with the feature set of the workspace's test build
-(what CI has built already, so only the three bench binaries compile): for a dry run, not for
-figures. `--quick` is a dry run's size: batch 1, one run, two calls, the smallest shapes. Without a
+(what CI has built already, so only the three bench binaries compile) and, by default, no other
+build (`--builds` names more; SPIR-V cannot run on lavapipe: docs/lavapipe-spirv.md): for a dry
+run, not for figures. Every build packed as tuned is checked to have Burn's autotune
+(`.ci/gpu-builds-tuned.py --check`). `--quick` is a dry run's size: batch 1, one run, two calls, the smallest shapes. Without a
 CUDA device, PyTorch's side runs on the CPU and the tables say so (CI dry-runs on lavapipe this way).
 """
 
@@ -46,6 +54,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHES = ("timings", "pools", "step")
+# The SegNet step in each build a user can pick: binary -> (compiler, autotune, segnet's feature).
+# `step` is built with the timings and pools benches (burn-unpool's `wgpu`, tuned through its
+# benches' dev-dependency); the others alone.
+STEP_BUILDS = {
+    "step": ("WGSL", True, "wgpu"),
+    "step-spirv": ("SPIR-V", True, "vulkan"),
+    "step-untuned": ("WGSL", False, "wgpu-device"),
+    "step-untuned-spirv": ("SPIR-V", False, "vulkan-device"),
+}
+# The step configurations run, most telling first (a deadline cuts the last): binary, float, and
+# whether the step is also timed part by part.
+STEP_CONFIGS = [
+    ("step", "f32", True),
+    ("step-spirv", "f32", True),
+    ("step-spirv", "f16", False),
+    ("step", "f16", False),
+    ("step-spirv", "bf16", False),
+    ("step-untuned", "f32", False),
+    ("step-untuned-spirv", "f32", False),
+]
 # The Vulkan loader, and the GL dispatch libraries NVIDIA's Vulkan driver (libGLX_nvidia) links to:
 # a machine with the driver but no desktop packages lacks both.
 LOADER_PACKAGES = ["libvulkan1", "libglvnd0", "libglx0", "libgl1", "libegl1", "libopengl0", "libgles2"]
@@ -59,19 +87,9 @@ def say(message):
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def pack(args):
-    bundle = Path(args.bundle).resolve()
-    # Nothing of an earlier pack survives: old binaries or a mix of packages' versions.
-    for stale in ("bin", "debs", "root"):
-        shutil.rmtree(bundle / stale, ignore_errors=True)
-    (bundle / "bin").mkdir(parents=True, exist_ok=True)
-    targets = [arg for name in BENCHES for arg in ("--bench", name)]
-    if args.dev:
-        cargo = ["cargo", "test", "--no-run", "--workspace", "--features", "burn-unpool-tests/wgpu"]
-    else:
-        features = "burn-unpool/ndarray,burn-unpool/wgpu,segnet/wgpu"
-        cargo = ["cargo", "bench", "--no-run", "-p", "burn-unpool", "-p", "segnet", "--features", features]
-    cargo += targets + ["--message-format=json-render-diagnostics"]
+def cargo_executables(cargo, names):
+    """Runs `cargo` (a build that prints JSON messages) and returns {bench name: executable} for
+    the bench targets in `names`."""
     say("building: " + " ".join(cargo))
     built = subprocess.run(cargo, cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
     executables = {}
@@ -79,17 +97,63 @@ def pack(args):
         message = json.loads(line)
         target = message.get("target", {})
         if message.get("reason") == "compiler-artifact" and message.get("executable") \
-                and "bench" in target.get("kind", []) and target.get("name") in BENCHES:
+                and "bench" in target.get("kind", []) and target.get("name") in names:
             executables[target["name"]] = message["executable"]
-    missing = set(BENCHES) - set(executables)
+    missing = set(names) - set(executables)
     if missing:
         sys.exit(f"cargo built no executable for the benches {sorted(missing)}")
+    return executables
+
+
+def check_tuned(package, features):
+    """Exits unless `package` with `features` builds Burn with autotune."""
+    subprocess.run([sys.executable, str(ROOT / ".ci" / "gpu-builds-tuned.py"), "--check", package, features],
+                   cwd=ROOT, check=True)
+
+
+def pack(args):
+    bundle = Path(args.bundle).resolve()
+    # Nothing of an earlier pack survives: old binaries or a mix of packages' versions.
+    for stale in ("bin", "debs", "root"):
+        shutil.rmtree(bundle / stale, ignore_errors=True)
+    (bundle / "bin").mkdir(parents=True, exist_ok=True)
+    builds = args.builds.split(",") if args.builds else (["step"] if args.dev else list(STEP_BUILDS))
+    unknown = set(builds) - set(STEP_BUILDS)
+    if unknown or "step" not in builds:
+        sys.exit(f"--builds: {sorted(unknown) or 'step is required'} (builds: {', '.join(STEP_BUILDS)})")
+    targets = [arg for name in BENCHES for arg in ("--bench", name)]
+    json_messages = ["--message-format=json-render-diagnostics"]
+    if args.dev:
+        cargo = ["cargo", "test", "--no-run", "--workspace", "--features", "burn-unpool-tests/wgpu"]
+        check_tuned("burn-unpool-tests", "wgpu")
+    else:
+        features = "burn-unpool/ndarray,burn-unpool/wgpu,segnet/wgpu"
+        cargo = ["cargo", "bench", "--no-run", "-p", "burn-unpool", "-p", "segnet", "--features", features]
+        check_tuned("burn-unpool", "wgpu")
+        check_tuned("segnet", "wgpu")
+    executables = cargo_executables(cargo + targets + json_messages, BENCHES)
+    # The other builds of the step: segnet alone, so that nothing else's features join its own.
+    for name in builds:
+        if name == "step":
+            continue
+        compiler, tuned, feature = STEP_BUILDS[name]
+        if tuned:
+            check_tuned("segnet", feature)
+        build = ["cargo", "test" if args.dev else "bench", "--no-run", "-p", "segnet", "--features",
+                 f"segnet/{feature}", "--bench", "step"]
+        executables[name] = cargo_executables(build + json_messages, ["step"])["step"]
     for name, path in sorted(executables.items()):
         target = bundle / "bin" / f"{name}.xz"
-        say(f"compressing {path} ({os.path.getsize(path) / 2**20:.1f} MiB) into {target}")
-        # A dry run's binaries are larger and travel nowhere: the fastest preset.
-        with open(path, "rb") as source, lzma.open(target, "wb", preset=0 if args.dev else 6) as sink:
+        # Without symbols and debug information (a third of a release binary, most of a test
+        # one): the bundle travels to a GPU machine, often with a limit on its size.
+        stripped = bundle / "bin" / name
+        subprocess.run(["strip", "--strip-all", "-o", str(stripped), path], check=True)
+        say(f"compressing {path} ({os.path.getsize(path) / 2**20:.1f} MiB, "
+            f"{stripped.stat().st_size / 2**20:.1f} MiB stripped) into {target}")
+        # A dry run's binaries travel nowhere: the fastest preset.
+        with open(stripped, "rb") as source, lzma.open(target, "wb", preset=0 if args.dev else 9) as sink:
             shutil.copyfileobj(source, sink)
+        stripped.unlink()
     for name, path in SCRIPTS.items():
         shutil.copy(ROOT / path, bundle / name)
     shutil.copy(Path(__file__), bundle / "gpu_tables.py")
@@ -112,6 +176,7 @@ def pack(args):
     (bundle / "MANIFEST").write_text(json.dumps({
         "commit": commit, "profile": "test (dry run)" if args.dev else "bench (release)",
         "rustc": rustc, "packed": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "builds": sorted(executables),
     }) + "\n")
     size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
     say(f"bundle {bundle}: {size / 2**20:.1f} MiB")
@@ -150,8 +215,9 @@ def vulkan_env(bundle, env, loader):
 def unpack_binaries(bundle):
     """The bundle's binaries, decompressed afresh (never an earlier pack's)."""
     binaries = {}
-    for name in BENCHES:
-        packed, binary = bundle / "bin" / f"{name}.xz", bundle / "bin" / name
+    for packed in sorted((bundle / "bin").glob("*.xz")):
+        name = packed.name[:-len(".xz")]
+        binary = bundle / "bin" / name
         with lzma.open(packed, "rb") as source, open(binary, "wb") as sink:
             shutil.copyfileobj(source, sink)
         binary.chmod(0o755)
@@ -181,10 +247,22 @@ class Report:
             f.write(text + "\n")
         print(text, flush=True)
 
-    def command(self, name, command, timeout, log_name=None, share=1.0):
-        """Runs `command`, logging its output to LOG_NAME.log (NAME.log); its stdout, or None if it
-        failed or ran past `timeout` seconds, or past `share` of the time left to the deadline (the
-        rest is kept for the commands after it)."""
+    def command(self, name, command, timeout, log_name=None, share=1.0, cwd=None, statuses=(0,)):
+        """Runs `command` (in `cwd`), logging its output to LOG_NAME.log (NAME.log); its stdout, or
+        None if it ended with a status outside `statuses`, or ran past `timeout` seconds, or past
+        `share` of the time left to the deadline (the rest is kept for the commands after it)."""
+        status, stdout = self.run_command(name, command, timeout, log_name, share, cwd)
+        if status not in statuses:
+            self.failed.append(name)
+            if stdout.strip():
+                self.write(stdout)
+            ended = f"exit status {status}" if isinstance(status, int) else status
+            self.write(f"\n**{name} failed** ({ended}); see {log_name or name}.log.\n")
+            return None
+        return stdout
+
+    def run_command(self, name, command, timeout, log_name, share, cwd):
+        """`command`'s status (an int, or how it was stopped) and stdout."""
         if self.deadline:
             timeout = max(1, min(timeout, int((self.deadline - time.monotonic()) * share)))
         say(f"{name}: {' '.join(command)} (at most {timeout} s)")
@@ -197,7 +275,7 @@ class Report:
             # compare_peers.py started included (left running, it would share the GPU with the
             # next table).
             child = subprocess.Popen(command, env=self.env, stdout=subprocess.PIPE, stderr=log,
-                                     text=True, start_new_session=True)
+                                     text=True, start_new_session=True, cwd=cwd)
             try:
                 stdout, _ = child.communicate(timeout=timeout)
                 status = child.returncode
@@ -208,52 +286,123 @@ class Report:
             log.write(stdout)
         ended = f"exit status {status}" if isinstance(status, int) else status
         say(f"{name}: {ended} ({time.monotonic() - start:.0f} s)")
-        if status != 0:
-            self.failed.append(name)
-            if stdout.strip():
-                self.write(stdout)
-            self.write(f"\n**{name} failed** ({status}); see {log_name}.log.\n")
-            return None
-        return stdout
+        return status, stdout
 
 
-def step_table(report, binaries, bundle, batches, runs, quick, timeout, torch):
-    shape = ["--size", "48x64", "--width", "8"] if quick else []
+def step_medians(output):
+    """The step bench's output read: {path: median ms}, {path: "trains" or "DOES NOT TRAIN" with
+    the losses}, {part: ms} (the last median of each path: the one timed after the most steps)."""
+    times, training, parts = {}, {}, {}
+    for line in output.splitlines():
+        found = re.match(r"^(.*?)\s+([\d.]+) ms per step", line)
+        if found:
+            times[found.group(1)] = float(found.group(2))
+        found = re.match(r"^(.*?)\s+loss ([-\w.]+) at the first step, ([-\w.]+) at step \d+: (.*)$", line)
+        if found:
+            training[found.group(1)] = f"{found.group(4)} ({found.group(2)} to {found.group(3)})"
+        found = re.match(r"^part (\S+)\s+(-?[\d.]+) ms", line)
+        if found:
+            parts[found.group(1)] = float(found.group(2))
+    return times, training, parts
+
+
+def config_label(binary, float_):
+    compiler, tuned, _ = STEP_BUILDS[binary]
+    return f"{compiler}, {'autotune' if tuned else 'no autotune'}, {float_}"
+
+
+def step_section(report, binaries, bundle, out, args, torch):
+    """The SegNet-Basic step in every configuration the bundle has, beside PyTorch in the same
+    dtype; the parts of the tuned f32 steps beside PyTorch's; the kernels autotune picked."""
+    shape = ["--size", "48x64", "--width", "8"] if args.quick else []
     version, cuda = torch
-    peer = version is not None
-    device = "cuda" if cuda else "cpu" if peer else "no PyTorch"
-    report.write("| net | batch | ours, pool indices | ours, raw indices (checked) | raw / pool | "
-                 f"PyTorch ({device}) | torch/ours (pool indices) |")
-    report.write("|---|---|---|---|---|---|---|")
-    for batch in batches:
-        common = ["--batch", str(batch), "--runs", str(runs)] + shape
-        # Each path twice, alternated: a first path that still compiles kernels shows as a
-        # difference between its two medians; the second of each is the one reported.
-        paths = ["--warmup", "3", "--paths", "pooled,raw,pooled,raw"]
-        ours = report.command(f"step-b{batch}", [binaries["step"], "--device", "wgpu"] + common + paths,
-                              timeout, "step", share=0.75)
-        theirs = None
-        if peer:
-            theirs = report.command(f"step-torch-b{batch}", [sys.executable, str(bundle / "segnet_basic_torch.py"),
-                                                             "--device", device] + common, timeout, "step")
-            if theirs is None:
+    device = "cuda" if cuda else "cpu" if version else None
+    net = "SegNet-Basic " + ("width 8, 48x64" if args.quick else "width 64, 360x480")
+    report.write(f"{net}; ours on the default wgpu device, PyTorch {device or '(not installed)'}; ms per step, "
+                 "medians. \"trains\": the loss of the first and last step on the same batch.\n")
+    report.write("| configuration | batch | ours, pool indices | ours, raw indices (checked) | raw / pool | trains | "
+                 "PyTorch, same dtype | torch/ours (pool indices) |")
+    report.write("|---|---|---|---|---|---|---|---|")
+    absent = sorted({binary for binary, _, _ in STEP_CONFIGS} - set(binaries))
+    runs = ["--runs", str(args.step_runs), "--warmup", "3" if not args.quick else "1"]
+    parts = {}
+    torch_ms = {}
+    configs = [c for c in STEP_CONFIGS if c[0] in binaries]
+    for batch in [int(b) for b in args.step_batches.split(",")]:
+        common = ["--batch", str(batch)] + shape
+        for index, (binary, float_, with_parts) in enumerate(configs):
+            label = config_label(binary, float_)
+            name = f"step-{binary}-{float_}-b{batch}"
+            command = [binaries[binary], "--device", "wgpu", "--float", float_, "--paths", "pooled,raw"] \
+                + common + runs + (["--parts", "--part-runs", str(args.step_runs)] if with_parts else [])
+            # Each configuration a share of the time left, the later ones theirs.
+            share = 1.0 / (len(configs) - index + 1)
+            status, stdout = report.run_command(name, command, args.timeout, "step", share, None)
+            if status == 2:
+                report.write(f"| {label} | {batch} | not on this device: see step.log | | | | | |")
                 continue
-        if ours is None:
+            times, training, timed_parts = step_medians(stdout)
+            pooled, raw = times.get("pool indices"), times.get("raw indices, checked")
+            if status not in (0, 1) or pooled is None or raw is None:
+                report.failed.append(name)
+                ended = f"exit status {status}" if isinstance(status, int) else status
+                report.write(f"| {label} | {batch} | failed ({ended}): see step.log | | | | | |")
+                continue
+            if status == 1:
+                report.failed.append(f"{name} (does not train)")
+            if timed_parts:
+                parts[(label, batch)] = timed_parts | {"step": pooled}
+            key = (float_, batch)
+            if device and key not in torch_ms:
+                torch_command = [sys.executable, str(bundle / "segnet_basic_torch.py"), "--device", device,
+                                 "--float", float_, "--runs", str(args.step_runs)] + common
+                if float_ == "f32":
+                    torch_command += ["--parts", "--part-runs", str(args.step_runs)]
+                theirs = report.command(f"step-torch-{float_}-b{batch}", torch_command, args.timeout, "step",
+                                        share=share)
+                torch_ms[key] = None
+                if theirs:
+                    median = float(theirs.split("median step ")[1].split()[0])
+                    torch_ms[key] = median
+                    if float_ == "f32":
+                        parts[("PyTorch", batch)] = step_medians(theirs)[2] | {"step": median}
+            theirs = torch_ms.get(key)
+            torch_cells = f"{theirs:.1f} | {theirs / pooled:.3f}x" if theirs else "- | -"
+            report.write(f"| {label} | {batch} | {pooled:.1f} | {raw:.1f} | {raw / pooled:.2f}x | "
+                         f"{training.get('pool indices', '-')} | {torch_cells} |")
+    if absent:
+        report.write(f"\nNot in this bundle: {'; '.join(config_label(b, 'f32').rsplit(',', 1)[0] for b in absent)} "
+                     "(`pack --builds`).")
+    if parts:
+        report.write("\n### The step part by part\n")
+        columns = sorted(parts, key=lambda key: (key[1], key[0] == "PyTorch", key[0]))
+        report.write("| part | " + " | ".join(f"{label} (b{batch})" for label, batch in columns) + " |")
+        report.write("|---|" + "---|" * len(columns))
+        names = ["conv-forward", "conv-input-grad", "conv-weight-grad", "batch-norm-relu", "pools-unpools",
+                 "loss", "optimizer", "sum", "rest", "step"]
+        for part in names:
+            cells = [f"{parts[c][part]:.3f}" if part in parts[c] else "-" for c in columns]
+            report.write(f"| {part} | " + " | ".join(cells) + " |")
+    kernel_logs(report, binaries, out, args, shape)
+
+
+def kernel_logs(report, binaries, out, args, shape):
+    """One step of each tuned f32 build with CubeCL's autotune decisions and its per-kernel
+    profile written to DIR/kernels-BUILD/ (a `cubecl.toml` there): the kernels picked, for an
+    upstream report."""
+    for binary in ("step", "step-spirv"):
+        if binary not in binaries:
             continue
-        times = {}  # the last median of each path: the one timed after the most steps
-        for line in ours.splitlines():
-            found = re.match(r"^(.*?)\s+([\d.]+) ms per step", line)
-            if found:
-                times[found.group(1)] = float(found.group(2))
-        pooled, raw = times.get("pool indices"), times.get("raw indices, checked")
-        if pooled is None or raw is None:
-            report.failed.append(f"step-b{batch}")
-            report.write(f"\n**step-b{batch}**: no median of each path in its output; see step.log.\n")
-            continue
-        torch_ms = float(theirs.split("median step ")[1].split()[0]) if theirs else None
-        torch_cells = f"{torch_ms:.1f} | {torch_ms / pooled:.2f}x" if theirs else "- | -"
-        report.write(f"| SegNet-Basic {'width 8, 48x64' if quick else 'width 64, 360x480'} | {batch} | "
-                     f"{pooled:.1f} | {raw:.1f} | {raw / pooled:.2f}x | {torch_cells} |")
+        folder = out / f"kernels-{binary}"
+        folder.mkdir(exist_ok=True)
+        (folder / "cubecl.toml").write_text(
+            "[autotune.logger]\nlevel = \"full\"\nfile = \"autotune.log\"\n\n"
+            "[profiling.logger]\nlevel = \"basic\"\nfile = \"profile.log\"\n")
+        command = [binaries[binary], "--device", "wgpu", "--paths", "pooled", "--runs", "1", "--warmup", "1",
+                   "--batch", args.step_batches.split(",")[-1]] + shape
+        if report.command(f"kernels-{binary}", command, args.timeout, share=0.5, cwd=folder) is not None:
+            logs = ", ".join(f"{p.name} ({p.stat().st_size // 1024} KiB)" for p in sorted(folder.glob("*.log")))
+            report.write(f"\nCubeCL's logs of one step of {config_label(binary, 'f32')}: {folder.name}/ ({logs or 'none written'}).")
 
 
 def torch_peer():
@@ -276,7 +425,7 @@ def run(args):
     vulkan = vulkan_env(bundle, env, args.vulkan_loader)
     binaries = unpack_binaries(bundle)
     if args.quick:
-        args.batches, args.step_batches, args.runs, args.calls = "1", "1", 1, 2
+        args.batches, args.step_batches, args.runs, args.calls, args.step_runs = "1", "1", 1, 2, 2
     monitor = None
     if shutil.which("nvidia-smi"):
         with open(out / "gpu-monitor.csv", "w") as readings:
@@ -303,25 +452,24 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
                  f"{torch[0] or 'not installed'} (CUDA: {torch[1]}); Vulkan: {vulkan}. "
                  f"`gpu_tables.py run{' --quick' if args.quick else ''} --batches {args.batches} "
                  f"--runs {args.runs} --calls {args.calls} --pool-runs {args.pool_runs} --pool-calls "
-                 f"{args.pool_calls} --step-batches {args.step_batches}`.")
+                 f"{args.pool_calls} --step-batches {args.step_batches} --step-runs {args.step_runs} "
+                 f"--deadline {args.deadline}`; builds: {', '.join(manifest.get('builds', BENCHES))}.")
     peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
              str(args.runs), "--calls", str(args.calls)]
     report.write("\n## Unpooling\n")
     table = report.command("unpool", peers + ["--gpu", "--timings", binaries["timings"]]
-                           + (["--only", unpool_only] if unpool_only else []), args.timeout, share=0.5)
+                           + (["--only", unpool_only] if unpool_only else []), args.timeout, share=0.25)
     if table is not None:
         report.write(table)
     report.write("\n## Max pools with indices\n")
     pool_peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
                   str(min(args.runs, args.pool_runs)), "--calls", str(min(args.calls, args.pool_calls))]
     table = report.command("pools", pool_peers + ["--pools", "--gpu", "--pools-binary", binaries["pools"]]
-                           + (["--only", pool_only] if pool_only else []), args.timeout, share=0.6)
+                           + (["--only", pool_only] if pool_only else []), args.timeout, share=0.3)
     if table is not None:
         report.write(table)
     report.write("\n## SegNet-Basic training step\n")
-    step_batches = [int(b) for b in args.step_batches.split(",")]
-    step_table(report, binaries, bundle, step_batches, args.step_runs or args.runs, args.quick, args.timeout,
-               torch)
+    step_section(report, binaries, bundle, out, args, torch)
     say(f"done in {time.monotonic() - started:.0f} s; {report.path}")
     if report.failed:
         sys.exit(f"failed: {', '.join(report.failed)}")
@@ -334,22 +482,25 @@ def main():
     packing.add_argument("bundle")
     packing.add_argument("--dev", action="store_true", help="test-profile binaries, for a dry run")
     packing.add_argument("--no-loader", action="store_true", help="leave the Vulkan loader out")
+    packing.add_argument("--builds", help="the step's builds to pack, comma-separated (default: all; with "
+                         f"--dev, step only): {', '.join(STEP_BUILDS)}")
     running = commands.add_parser("run", help="run a bundle's benches and write the tables")
     running.add_argument("--out", required=True)
     running.add_argument("--quick", action="store_true", help="a dry run's size")
     running.add_argument("--vulkan-loader", choices=["auto", "bundle"], default="auto",
                          help="the machine's loader where it has one (auto), or the bundle's")
     running.add_argument("--batches", default="1,4,12")
-    running.add_argument("--runs", type=int, default=15)
-    running.add_argument("--calls", type=int, default=50)
+    running.add_argument("--runs", type=int, default=10)
+    running.add_argument("--calls", type=int, default=30)
     running.add_argument("--pool-runs", type=int, default=5, help="--runs for the pool table, at most")
     running.add_argument("--pool-calls", type=int, default=20, help="--calls for the pool table, at most "
                          "(its 3-d peer, a composition of Burn ops, takes 35 ms a call on an H200)")
     running.add_argument("--step-batches", default="4", help="the SegNet step's batch sizes")
-    running.add_argument("--step-runs", type=int, help="timed SegNet steps per path [--runs]")
+    running.add_argument("--step-runs", type=int, default=5, help="timed SegNet steps per path, and runs "
+                         "of each part")
     running.add_argument("--timeout", type=int, default=1800, help="seconds each command may run")
-    running.add_argument("--deadline", type=int, help="seconds the whole run may take: each table "
-                         "keeps time for the ones after it (a machine lent for minutes)")
+    running.add_argument("--deadline", type=int, default=480, help="seconds the whole run may take: each "
+                         "table keeps time for the ones after it (a machine lent for minutes); 0 for none")
     args = parser.parse_args()
     pack(args) if args.command == "pack" else run(args)
 

@@ -1,20 +1,24 @@
 //! The time of one SegNet training step (forward, loss, backward, Adam update) on one device,
 //! with the decoder unpooling by the encoder pools' own indices and by the same indices as raw
 //! tensors, checked (on a GPU: one device read-back per decoder stage). Medians after warm-up
-//! steps, each step followed by a device sync.
+//! steps, each step followed by a device sync. Every path also says whether it trains: the
+//! loss of its first and last step on the same batch, which must be finite and go down.
 //!
 //! `cargo bench -p segnet [--features wgpu|vulkan] --bench step -- [--device cpu|wgpu|vulkan]
 //! [--arch segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]
-//! [--warmup 3] [--paths pooled,raw]`
+//! [--warmup 3] [--paths pooled,raw] [--float f32|f16|bf16] [--parts] [--part-runs 10]`
 //!
 //! `--paths` times the paths in the order given, each as often as named (`pooled,raw,pooled,raw`
 //! shows whether the order moves the figures: the first steps on a GPU also compile and tune
-//! kernels).
+//! kernels). `--parts` then times the step's parts one by one at the network's own shapes
+//! (`parts.rs`), as `segnet_basic_torch.py --parts` does for PyTorch's.
+
+mod parts;
 
 use std::time::Instant;
 
 use burn::optim::{AdamConfig, GradientsParams};
-use burn::tensor::{Device, Distribution, Int, Tensor};
+use burn::tensor::{Device, Distribution, FloatDType, Int, Tensor};
 use clap::Parser;
 use segnet::device::DeviceChoice;
 use segnet::model::{Architecture, IndexPath, SegNet, SegNetConfig};
@@ -47,9 +51,36 @@ struct Args {
     /// The paths to time, in this order (a path named twice is timed twice).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "pooled,raw")]
     paths: Vec<IndexPath>,
+    /// The float dtype of the device: the weights, activations and gradients.
+    #[arg(long, value_enum, default_value_t = Float::F32)]
+    float: Float,
+    /// Also time the step's parts one by one (convolutions, batch norm, pools, loss, optimizer).
+    #[arg(long)]
+    parts: bool,
+    /// Timed runs of each part (after one untimed run).
+    #[arg(long, default_value_t = 10)]
+    part_runs: usize,
     /// Accepted for `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
+}
+
+/// A float dtype the device can be configured with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Float {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl From<Float> for FloatDType {
+    fn from(float: Float) -> Self {
+        match float {
+            Float::F32 => FloatDType::F32,
+            Float::F16 => FloatDType::F16,
+            Float::Bf16 => FloatDType::BF16,
+        }
+    }
 }
 
 fn size(text: &str) -> Result<[usize; 2], String> {
@@ -72,15 +103,20 @@ fn label(path: IndexPath) -> &'static str {
 
 fn main() {
     let args = Args::parse();
-    let device = args
-        .device
-        .device()
-        .expect("a device this build has")
-        .autodiff();
-    let net = SegNetConfig::new(CLASSES)
+    let mut inner = args.device.device().expect("a device this build has");
+    // Before any tensor exists on the device: its defaults lock at the first one.
+    if let Err(error) = inner.configure(FloatDType::from(args.float)) {
+        eprintln!(
+            "{:?} cannot compute in {:?}: {error:?}",
+            args.device, args.float
+        );
+        std::process::exit(2);
+    }
+    let device = inner.clone().autodiff();
+    let config = SegNetConfig::new(CLASSES)
         .with_architecture(args.arch)
-        .with_width(args.width)
-        .init(&device);
+        .with_width(args.width);
+    let net = config.init(&device);
     let [height, width] = args.size;
     let images = Tensor::<4>::random(
         [args.batch, 3, height, width],
@@ -93,20 +129,22 @@ fn main() {
         &device,
     );
     println!(
-        "{} width {} ({} parameters), batch {} of {height} x {width}, on {:?}; median of {} steps \
-         after {} warm-up steps, each followed by a device sync",
+        "{} width {} ({} parameters), batch {} of {height} x {width}, {:?} on {:?}; median of {} \
+         steps after {} warm-up steps, each followed by a device sync",
         args.arch,
         args.width,
         burn::module::Module::num_params(&net),
         args.batch,
+        args.float,
         args.device,
         args.runs,
         args.warmup
     );
     // The last median of each path: the one timed after the most steps ran.
     let (mut pooled, mut raw) = (None, None);
+    let mut untrained = Vec::new();
     for &path in &args.paths {
-        let times = step_times(&net, &images, &targets, &device, path, &args);
+        let (times, losses) = step_times(&net, &images, &targets, &device, path, &args);
         let median = times[times.len() / 2];
         println!(
             "{:<22} {median:>10.2} ms per step (min {:.2}, max {:.2})",
@@ -114,6 +152,17 @@ fn main() {
             times[0],
             times[times.len() - 1]
         );
+        let (first, last) = (losses[0], losses[losses.len() - 1]);
+        let trains = first.is_finite() && last.is_finite() && last < first;
+        println!(
+            "{:<22} loss {first:.4} at the first step, {last:.4} at step {}: {}",
+            label(path),
+            losses.len(),
+            if trains { "trains" } else { "DOES NOT TRAIN" }
+        );
+        if !trains {
+            untrained.push(label(path));
+        }
         match path {
             IndexPath::Pooled => pooled = Some(median),
             IndexPath::Raw => raw = Some(median),
@@ -122,10 +171,24 @@ fn main() {
     if let (Some(pooled), Some(raw)) = (pooled, raw) {
         println!("raw / pool indices: {:.2}x", raw / pooled);
     }
+    if args.parts {
+        let shapes = parts::Shapes::of(&config, args.batch, args.size);
+        parts::report(&shapes, &inner, args.part_runs, pooled);
+    }
+    if !untrained.is_empty() {
+        eprintln!(
+            "the loss did not go down ({}) in {:?} on {:?}",
+            untrained.join(", "),
+            args.float,
+            args.device
+        );
+        std::process::exit(1);
+    }
 }
 
 /// The sorted times (ms) of `args.runs` training steps of a copy of `net`, unpooling by `path`,
-/// after `args.warmup` untimed ones.
+/// after `args.warmup` untimed ones; and the loss of every step, in order (read after the step's
+/// time is taken).
 fn step_times(
     net: &SegNet,
     images: &Tensor<4>,
@@ -133,10 +196,11 @@ fn step_times(
     device: &Device,
     path: IndexPath,
     args: &Args,
-) -> Vec<f64> {
+) -> (Vec<f64>, Vec<f64>) {
     let mut net = net.clone();
     let mut optimizer = AdamConfig::new().init();
     let weights = vec![1.0; CLASSES];
+    let mut losses = Vec::new();
     let mut times: Vec<f64> = (0..args.runs + args.warmup)
         .map(|_| {
             device.sync().expect("the device syncs");
@@ -146,10 +210,12 @@ fn step_times(
             let grads = GradientsParams::from_grads(loss.backward(), &net);
             net = optimizer.step(1e-3, net.clone(), grads);
             device.sync().expect("the device syncs");
-            start.elapsed().as_secs_f64() * 1e3
+            let elapsed = start.elapsed().as_secs_f64() * 1e3;
+            losses.push(loss.into_scalar::<f64>());
+            elapsed
         })
         .skip(args.warmup)
         .collect();
     times.sort_by(f64::total_cmp);
-    times
+    (times, losses)
 }
