@@ -242,6 +242,7 @@ fn delta(op: impl FnOnce()) -> Counts {
         one_pass_kernels: after.one_pass_kernels - before.one_pass_kernels,
         winner_kernels: after.winner_kernels - before.winner_kernels,
         kernel_launches: after.kernel_launches - before.kernel_launches,
+        vectorised_launches: after.vectorised_launches - before.vectorised_launches,
         host_gathers_without_duplicates: after.host_gathers_without_duplicates
             - before.host_gathers_without_duplicates,
         host_copies: after.host_copies - before.host_copies,
@@ -515,12 +516,20 @@ fn pool_indices_take_one_launch_per_op_on_the_gpu() {
         let grad =
             Tensor::<4>::from_data(TensorData::new(values(len, 5), case.shape.clone()), &device);
         let options = MaxUnpoolOptions::from_pool(&case.pool);
-        let one_launch = |op: &str, kernel: &str, names: &[&str], counted: Counts| {
+        // `run`: the elements of the rows the kernel's vectors may not cross; f32 and i32 move
+        // in vectors of 2 or 4 on wgpu, so any even run is vectorised.
+        let one_launch = |op: &str, kernel: &str, names: &[&str], counted: Counts, run: usize| {
             let context = format!("{}: {op}", case.name);
             assert_eq!(names.len(), 1, "{context}: launched {names:?}");
             assert!(names[0].contains(kernel), "{context}: launched {names:?}");
             assert_eq!(counted.kernel_launches, 1, "{context}: {counted:?}");
+            let vectorised = usize::from(run.is_multiple_of(2));
+            assert_eq!(
+                counted.vectorised_launches, vectorised,
+                "{context}: rows of {run}"
+            );
         };
+        let width = case.shape[3];
 
         let mut pooled = None;
         let counted = delta(|| {
@@ -530,7 +539,8 @@ fn pool_indices_take_one_launch_per_op_on_the_gpu() {
             pooled = Some((result, names));
         });
         let ((values_out, indices), names) = pooled.expect("the pool ran");
-        one_launch("pool", "max_pool_windows", &names, counted);
+        let [_, _, pooled_height, pooled_width] = values_out.dims();
+        one_launch("pool", "max_pool_windows", &names, counted, pooled_width);
 
         let mut launched = Vec::new();
         let counted = delta(|| {
@@ -539,7 +549,7 @@ fn pool_indices_take_one_launch_per_op_on_the_gpu() {
             });
             launched = names;
         });
-        one_launch("unpool", "unpool_cells", &launched, counted);
+        one_launch("unpool", "unpool_cells", &launched, counted, width);
 
         let counted = delta(|| {
             let (_, names) = launches::during(&device, || {
@@ -547,7 +557,14 @@ fn pool_indices_take_one_launch_per_op_on_the_gpu() {
             });
             launched = names;
         });
-        one_launch("unpool backward", "gather_targets", &launched, counted);
+        let plane = pooled_height * pooled_width;
+        one_launch(
+            "unpool backward",
+            "gather_targets",
+            &launched,
+            counted,
+            plane,
+        );
 
         // The same indices as a raw tensor, checked: a zero-filled flag, the check, the kernel.
         let raw = options
@@ -593,5 +610,10 @@ fn pool_indices_take_one_launch_per_op_on_the_gpu() {
             "{context}: {launched:?}"
         );
         assert_eq!(counted.kernel_launches, 1, "{context}: {counted:?}");
+        let vectorised = usize::from(width.is_multiple_of(2));
+        assert_eq!(
+            counted.vectorised_launches, vectorised,
+            "{context}: rows of {width}"
+        );
     }
 }

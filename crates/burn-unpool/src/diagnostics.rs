@@ -20,6 +20,9 @@ pub(crate) enum Path {
     /// a copy, a cast, a fill).
     #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
     KernelLaunch,
+    /// A GPU kernel of this crate launched with vectors of several elements per unit.
+    #[cfg_attr(not(feature = "wgpu"), allow(dead_code))]
+    VectorisedLaunch,
     /// A CPU backward that gathered without looking for duplicates.
     HostGatherWithoutDuplicates,
     /// A strided CPU input copied to row-major before a kernel (a row-major one is borrowed).
@@ -84,13 +87,15 @@ mod counters {
         /// Kernels launched on GPU devices by this crate (its own, or Burn's copies, casts and
         /// fills it asked for).
         pub kernel_launches: usize,
+        /// GPU kernels of this crate launched with vectors of several elements per unit.
+        pub vectorised_launches: usize,
         /// CPU backwards that gathered without looking for duplicates.
         pub host_gathers_without_duplicates: usize,
         /// Strided CPU inputs copied to row-major before a kernel.
         pub host_copies: usize,
     }
 
-    static COUNTERS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
+    static COUNTERS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
 
     /// The counter of `path`.
     pub(super) fn of(path: Path) -> &'static AtomicUsize {
@@ -105,6 +110,7 @@ mod counters {
             one_pass_kernels: read(Path::OnePassKernel),
             winner_kernels: read(Path::WinnerKernel),
             kernel_launches: read(Path::KernelLaunch),
+            vectorised_launches: read(Path::VectorisedLaunch),
             host_gathers_without_duplicates: read(Path::HostGatherWithoutDuplicates),
             host_copies: read(Path::HostCopy),
         }

@@ -46,8 +46,8 @@ pub(super) struct IndexGeometry {
 /// The cells of the output: on each spatial axis, window `w` of the pool owns the output
 /// coordinates from its start `w * stride - pad` to the next window's start (the last window to
 /// the end of the output), so the cells tile the output plane. A pool whose windows cannot
-/// overlap keeps each window inside its cell. Three axes; those past the rank have one window,
-/// size 1, stride 1 and no padding, which changes nothing.
+/// overlap keeps each window inside its cell. Three axes, the last one the row; a pool of fewer
+/// has leading axes of one window, size 1, stride 1 and no padding, which change nothing.
 #[derive(CubeLaunch, CubeType)]
 pub(super) struct CellGeometry {
     /// Spatial sizes of `x`: the number of windows on each axis.
@@ -244,6 +244,9 @@ pub(super) fn unpool_cells<T: Numeric, N: Size>(
     }
     let last = cells.windows[2] - 1;
     let mut w2 = cell_of_fast(c2, &cells, &divisors, 2usize);
+    // The window's index and value, read once per window the vector meets.
+    let (mut index, mut fits) = index_word(indices, row + w2, &geometry);
+    let mut value = x[row + w2];
     let zero = T::from_int(0);
     let mut values = Vector::<T, N>::empty();
     #[unroll]
@@ -253,11 +256,11 @@ pub(super) fn unpool_cells<T: Numeric, N: Size>(
             let next = cell_start(w2 + 1, &cells, 2usize);
             if w2 < last && c2 + i >= next {
                 w2 += 1;
+                (index, fits) = index_word(indices, row + w2, &geometry);
+                value = x[row + w2];
             }
         }
-        let p = row + w2;
-        let (value, fits) = index_word(indices, p, &geometry);
-        values.insert(i, select(fits && value == named + i, x[p], zero));
+        values.insert(i, select(fits && index == named + i, value, zero));
     }
     output[ABSOLUTE_POS] = values;
 }

@@ -160,8 +160,11 @@ impl KernelIndices {
             DType::U32,
         );
         let geometry = plan.geometry();
+        // Leading axes of size 1 for a pool of fewer than three: the last axis is the row the
+        // kernels' vectors run along (`addresses` proved at most three).
         let axes = |values: &[usize], fill: usize| {
-            std::array::from_fn(|axis| values.get(axis).copied().unwrap_or(fill))
+            let lead = 3 - values.len();
+            std::array::from_fn(|axis| axis.checked_sub(lead).map_or(fill, |axis| values[axis]))
         };
         let pads: Vec<usize> = geometry.padding.iter().map(|&(begin, _)| begin).collect();
         Self {
@@ -233,7 +236,6 @@ impl KernelIndices {
             (&output.client, storage_type(output.dtype), self.geometry());
         if self.one_pass && self.in_len > 0 {
             diagnostics::record(Path::OnePassKernel);
-            diagnostics::record(Path::KernelLaunch);
             // Vectors never cross a row of what they write: the output's last axis (forward),
             // a plane of `x` (backward, whose units read their plane once).
             let run = match direction {
@@ -241,6 +243,7 @@ impl KernelIndices {
                 Direction::Backward => self.in_plane,
             };
             let width = vector_size(&output, run);
+            record_launch(width);
             let (cube_dim, count) = launch_grid(&output, units / width);
             let (input, indices, out) = (
                 input.into_tensor_arg(),
@@ -388,6 +391,14 @@ fn vector_size(on: &CubeTensor, run: usize) -> usize {
         .filter(|&width| run.is_multiple_of(width))
         .max()
         .unwrap_or(1)
+}
+
+/// Counts a launch of this crate's kernel with vectors of `width` elements (diagnostics).
+fn record_launch(width: usize) {
+    diagnostics::record(Path::KernelLaunch);
+    if width > 1 {
+        diagnostics::record(Path::VectorisedLaunch);
+    }
 }
 
 /// One unit per element (or per vector, given the number of vectors).

@@ -17,9 +17,10 @@ use cubecl::ir::dialect::math::IsNanOp;
 use cubecl::prelude::*;
 use cubecl::std::FastDivmod;
 
-use super::{DIVIDEND_LIMIT, contiguous, empty, launch_grid, storage_type, vector_size};
+use super::{
+    DIVIDEND_LIMIT, contiguous, empty, launch_grid, record_launch, storage_type, vector_size,
+};
 use crate::PoolPlan;
-use crate::diagnostics::{self, Path};
 
 /// The pool's windows as the kernels read them: three axes, leading ones of size 1. Every size a
 /// kernel divides by comes twice, as a value and as a [`FastDivmod`] (a multiply-high and a shift
@@ -334,7 +335,7 @@ pub(super) fn max_pool(x: CubeTensor, plan: &PoolPlan) -> (CubeTensor, CubeTenso
     let row = plan.output_shape()[plan.output_shape().len() - 1];
     let width = vector_size(&values, row).min(vector_size(&indices, row));
     let (cube_dim, count) = launch_grid(&values, units / width);
-    diagnostics::record(Path::KernelLaunch);
+    record_launch(width);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
     // position is below 2^31 (so every `FastDivmod` is exact); `assert_input` that `x` has the
     // plan's shape. One unit per vector of `width` pooled elements (`width` divides the pooled
@@ -376,7 +377,7 @@ pub(super) fn max_pool_backward(
     // Vectors of elements never cross a row of `x`.
     let width = vector_size(&dx, plan.input_shape()[plan.input_shape().len() - 1]);
     let (cube_dim, count) = launch_grid(&dx, units / width);
-    diagnostics::record(Path::KernelLaunch);
+    record_launch(width);
     // SAFETY: `assert_addressed` proved the pool has at most three axes (the kernel's) and every
     // position is below 2^31 (so every `FastDivmod` is exact); `checked_pool_input_shape` that
     // `grad` and `indices` have the pooled shape. One unit per vector of `width` elements of `x`
