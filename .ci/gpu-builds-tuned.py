@@ -7,12 +7,14 @@ runs. For every feature of every workspace package (and each package's defaults)
 says whether the build has burn-cubecl (a GPU backend) and, if so, with which features; a GPU build
 must show `burn-cubecl feature "autotune"`. Dev-dependencies count: they are what the package's
 tests and benches are built with. The only GPU builds allowed without it are the comparison builds
-named in UNTUNED, which the GPU tables build on purpose.
+named in UNTUNED, which the GPU tables build on purpose; those must lack it (else their rows would
+not measure an untuned build).
 
-    .ci/gpu-builds-tuned.py                          # every package and feature of the workspace
-    .ci/gpu-builds-tuned.py --check PACKAGE FEATURES # one build; exit 1 unless it is tuned
+    .ci/gpu-builds-tuned.py                                  # every package and feature
+    .ci/gpu-builds-tuned.py --check PACKAGE FEATURES         # one build; exit 1 unless tuned
+    .ci/gpu-builds-tuned.py --check-untuned PACKAGE FEATURES # one build; exit 1 unless untuned
 
-The second form is what `benches/gpu_tables.py pack` asks of the builds it ships.
+The last two forms are what `benches/gpu_tables.py pack` asks of the builds it ships.
 """
 
 import json
@@ -59,13 +61,14 @@ def builds():
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--check":
-        package, features = sys.argv[2], sys.argv[3]
+    if len(sys.argv) == 4 and sys.argv[1] in ("--check", "--check-untuned"):
+        package, features, tuned = sys.argv[2], sys.argv[3], sys.argv[1] == "--check"
         found = burn_cubecl_features(package, features)
-        if found is None or "autotune" not in found:
-            sys.exit(f"{package} with features '{features}' is not a GPU build with Burn's autotune "
-                     f"(burn-cubecl features: {sorted(found) if found is not None else 'no burn-cubecl'})")
-        print(f"{package} [{features}]: GPU build with autotune")
+        if found is None or ("autotune" in found) != tuned:
+            sys.exit(f"{package} with features '{features}' is not a GPU build "
+                     f"{'with' if tuned else 'without'} Burn's autotune (burn-cubecl features: "
+                     f"{sorted(found) if found is not None else 'no burn-cubecl'})")
+        print(f"{package} [{features}]: GPU build {'with' if tuned else 'without'} autotune")
         return
     if len(sys.argv) != 1:
         sys.exit(__doc__)
@@ -78,7 +81,10 @@ def main():
         tuned = "autotune" in found
         reason = UNTUNED.get((package, feature))
         label = f"{package} [{feature or 'default features'}]"
-        if tuned:
+        if tuned and reason:
+            print(f"{label}: GPU build WITH autotune, named in UNTUNED as {reason}")
+            untuned.append(f"{label} (a comparison build that is tuned)")
+        elif tuned:
             print(f"{label}: GPU build with autotune")
         elif reason:
             print(f"{label}: GPU build without autotune, allowed: {reason}")
@@ -86,9 +92,10 @@ def main():
             print(f"{label}: GPU build WITHOUT autotune (burn-cubecl features: {', '.join(sorted(found))})")
             untuned.append(label)
     if untuned:
-        sys.exit(f"{len(untuned)} GPU build(s) without Burn's autotune: {'; '.join(untuned)}. Enable "
+        sys.exit(f"{len(untuned)} GPU build(s) tuned the wrong way: {'; '.join(untuned)}. Enable "
                  "`burn/autotune` in the feature (as Burn's default features do), or, for a comparison "
-                 "build, name it in UNTUNED in .ci/gpu-builds-tuned.py with the reason.")
+                 "build, name it in UNTUNED in .ci/gpu-builds-tuned.py with the reason (and keep "
+                 "autotune out of it).")
     print(f"{checked} GPU builds checked: every one has autotune or is an allowed comparison build")
 
 

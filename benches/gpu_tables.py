@@ -63,17 +63,23 @@ STEP_BUILDS = {
     "step-untuned": ("WGSL", False, "wgpu-device"),
     "step-untuned-spirv": ("SPIR-V", False, "vulkan-device"),
 }
-# The step configurations run, most telling first (a deadline cuts the last): binary, float, and
-# whether the step is also timed part by part.
+# The step configurations run, most telling first: binary, float, whether the step is also timed
+# part by part, and its weight in the time left (the first pays the first compilations and
+# tunings too, and the parts); a deadline skips the last.
 STEP_CONFIGS = [
-    ("step", "f32", True),
-    ("step-spirv", "f32", True),
-    ("step-spirv", "f16", False),
-    ("step", "f16", False),
-    ("step-spirv", "bf16", False),
-    ("step-untuned", "f32", False),
-    ("step-untuned-spirv", "f32", False),
+    ("step", "f32", True, 3),
+    ("step-spirv", "f32", True, 2),
+    ("step-spirv", "f16", False, 1),
+    ("step", "f16", False, 1),
+    ("step-spirv", "bf16", False, 1),
+    ("step-untuned", "f32", False, 1),
+    ("step-untuned-spirv", "f32", False, 1),
 ]
+# The step bench's exit status where the device cannot compute in the asked float dtype.
+UNSUPPORTED_FLOAT = 3
+# A command the deadline leaves less time than this is skipped, not started.
+MIN_SECONDS = 5
+SKIPPED = "skipped: the deadline had passed"
 # The Vulkan loader, and the GL dispatch libraries NVIDIA's Vulkan driver (libGLX_nvidia) links to:
 # a machine with the driver but no desktop packages lacks both.
 LOADER_PACKAGES = ["libvulkan1", "libglvnd0", "libglx0", "libgl1", "libegl1", "libopengl0", "libgles2"]
@@ -105,9 +111,11 @@ def cargo_executables(cargo, names):
     return executables
 
 
-def check_tuned(package, features):
-    """Exits unless `package` with `features` builds Burn with autotune."""
-    subprocess.run([sys.executable, str(ROOT / ".ci" / "gpu-builds-tuned.py"), "--check", package, features],
+def check_tuned(package, features, tuned=True):
+    """Exits unless `package` with `features` builds Burn with autotune (without, for `tuned`
+    False)."""
+    check = "--check" if tuned else "--check-untuned"
+    subprocess.run([sys.executable, str(ROOT / ".ci" / "gpu-builds-tuned.py"), check, package, features],
                    cwd=ROOT, check=True)
 
 
@@ -137,8 +145,7 @@ def pack(args):
         if name == "step":
             continue
         compiler, tuned, feature = STEP_BUILDS[name]
-        if tuned:
-            check_tuned("segnet", feature)
+        check_tuned("segnet", feature, tuned)
         build = ["cargo", "test" if args.dev else "bench", "--no-run", "-p", "segnet", "--features",
                  f"segnet/{feature}", "--bench", "step"]
         executables[name] = cargo_executables(build + json_messages, ["step"])["step"]
@@ -252,6 +259,9 @@ class Report:
         None if it ended with a status outside `statuses`, or ran past `timeout` seconds, or past
         `share` of the time left to the deadline (the rest is kept for the commands after it)."""
         status, stdout = self.run_command(name, command, timeout, log_name, share, cwd)
+        if status == SKIPPED:
+            self.write(f"\n**{name}**: {SKIPPED}.\n")
+            return None
         if status not in statuses:
             self.failed.append(name)
             if stdout.strip():
@@ -262,9 +272,13 @@ class Report:
         return stdout
 
     def run_command(self, name, command, timeout, log_name, share, cwd):
-        """`command`'s status (an int, or how it was stopped) and stdout."""
+        """`command`'s status (an int, or how it was stopped: "timed out ...", or SKIPPED where
+        the deadline left it less than MIN_SECONDS) and stdout."""
         if self.deadline:
-            timeout = max(1, min(timeout, int((self.deadline - time.monotonic()) * share)))
+            timeout = min(timeout, int((self.deadline - time.monotonic()) * share))
+            if timeout < MIN_SECONDS:
+                say(f"{name}: skipped, {timeout} s left to it before the deadline")
+                return SKIPPED, ""
         say(f"{name}: {' '.join(command)} (at most {timeout} s)")
         start = time.monotonic()
         log_name = log_name or name
@@ -323,53 +337,63 @@ def step_section(report, binaries, bundle, out, args, torch):
     report.write("| configuration | batch | ours, pool indices | ours, raw indices (checked) | raw / pool | trains | "
                  "PyTorch, same dtype | torch/ours (pool indices) |")
     report.write("|---|---|---|---|---|---|---|---|")
-    absent = sorted({binary for binary, _, _ in STEP_CONFIGS} - set(binaries))
+    absent = sorted({config[0] for config in STEP_CONFIGS} - set(binaries))
     runs = ["--runs", str(args.step_runs), "--warmup", "3" if not args.quick else "1"]
-    parts = {}
-    torch_ms = {}
-    configs = [c for c in STEP_CONFIGS if c[0] in binaries]
-    for batch in [int(b) for b in args.step_batches.split(",")]:
+    parts, torch_ms = {}, {}
+    runs_left = [(batch, config) for batch in [int(b) for b in args.step_batches.split(",")]
+                 for config in STEP_CONFIGS if config[0] in binaries]
+    while runs_left:
+        (batch, (binary, float_, with_parts, weight)), runs_left = runs_left[0], runs_left[1:]
+        # This configuration's share of the time left, the later ones (every batch's) theirs.
+        share = weight / (weight + sum(config[3] for _, config in runs_left) + 1)
         common = ["--batch", str(batch)] + shape
-        for index, (binary, float_, with_parts) in enumerate(configs):
-            label = config_label(binary, float_)
-            name = f"step-{binary}-{float_}-b{batch}"
-            command = [binaries[binary], "--device", "wgpu", "--float", float_, "--paths", "pooled,raw"] \
-                + common + runs + (["--parts", "--part-runs", str(args.step_runs)] if with_parts else [])
-            # Each configuration a share of the time left, the later ones theirs.
-            share = 1.0 / (len(configs) - index + 1)
-            status, stdout = report.run_command(name, command, args.timeout, "step", share, None)
-            if status == 2:
-                report.write(f"| {label} | {batch} | not on this device: see step.log | | | | | |")
-                continue
-            times, training, timed_parts = step_medians(stdout)
-            pooled, raw = times.get("pool indices"), times.get("raw indices, checked")
-            if status not in (0, 1) or pooled is None or raw is None:
+        label = config_label(binary, float_)
+        name = f"step-{binary}-{float_}-b{batch}"
+        command = [binaries[binary], "--device", "wgpu", "--float", float_, "--paths", "pooled,raw"] \
+            + common + runs + (["--parts", "--part-runs", str(args.step_runs)] if with_parts else [])
+        status, stdout = report.run_command(name, command, args.timeout, "step", share, None)
+        if status == UNSUPPORTED_FLOAT:
+            report.write(f"| {label} | {batch} | not on this device: see step.log | | | | | |")
+            continue
+        times, training, timed_parts = step_medians(stdout)
+        pooled, raw = times.get("pool indices"), times.get("raw indices, checked")
+        ended = f"exit status {status}" if isinstance(status, int) else status
+        if pooled is None or raw is None or status not in (0, 1) and not isinstance(status, str):
+            if status != SKIPPED:
                 report.failed.append(name)
-                ended = f"exit status {status}" if isinstance(status, int) else status
-                report.write(f"| {label} | {batch} | failed ({ended}): see step.log | | | | | |")
-                continue
-            if status == 1:
-                report.failed.append(f"{name} (does not train)")
-            if timed_parts:
-                parts[(label, batch)] = timed_parts | {"step": pooled}
-            key = (float_, batch)
-            if device and key not in torch_ms:
-                torch_command = [sys.executable, str(bundle / "segnet_basic_torch.py"), "--device", device,
-                                 "--float", float_, "--runs", str(args.step_runs)] + common
+            report.write(f"| {label} | {batch} | {'failed' if status != SKIPPED else ''} ({ended}): see step.log "
+                         "| | | | | |")
+            continue
+        # Stopped by its time after both paths were timed (during the parts): the row stands.
+        note = f" ({ended} after both paths)" if isinstance(status, str) else ""
+        if status == 1:
+            report.failed.append(f"{name} (does not train)")
+        if timed_parts:
+            parts[(label, batch)] = timed_parts | {"step": pooled}
+        trains = training.get("pool indices", "-")
+        if training.get("raw indices, checked", "").split(" ")[0] != trains.split(" ")[0]:
+            trains += f"; raw indices: {training.get('raw indices, checked', '-')}"
+        key = (float_, batch)
+        if device and key not in torch_ms:
+            torch_command = [sys.executable, str(bundle / "segnet_basic_torch.py"), "--device", device,
+                             "--float", float_, "--runs", str(args.step_runs)] + common
+            if float_ == "f32":
+                torch_command += ["--parts", "--part-runs", str(args.step_runs)]
+            torch_status, theirs = report.run_command(f"step-torch-{float_}-b{batch}", torch_command, args.timeout,
+                                                      "step", share, None)
+            torch_ms[key] = None
+            if torch_status == 0 and "median step " in theirs:
+                median = float(theirs.split("median step ")[1].split()[0])
+                torch_ms[key] = median
                 if float_ == "f32":
-                    torch_command += ["--parts", "--part-runs", str(args.step_runs)]
-                theirs = report.command(f"step-torch-{float_}-b{batch}", torch_command, args.timeout, "step",
-                                        share=share)
-                torch_ms[key] = None
-                if theirs:
-                    median = float(theirs.split("median step ")[1].split()[0])
-                    torch_ms[key] = median
-                    if float_ == "f32":
-                        parts[("PyTorch", batch)] = step_medians(theirs)[2] | {"step": median}
-            theirs = torch_ms.get(key)
-            torch_cells = f"{theirs:.1f} | {theirs / pooled:.3f}x" if theirs else "- | -"
-            report.write(f"| {label} | {batch} | {pooled:.1f} | {raw:.1f} | {raw / pooled:.2f}x | "
-                         f"{training.get('pool indices', '-')} | {torch_cells} |")
+                    parts[("PyTorch", batch)] = step_medians(theirs)[2] | {"step": median}
+            elif torch_status != SKIPPED:
+                report.failed.append(f"step-torch-{float_}-b{batch}")
+        theirs = torch_ms.get(key)
+        torch_cells = f"{theirs:.1f} | {theirs / pooled:.3f}x" if theirs else \
+            "- (see step.log) | -" if device else "- | -"
+        report.write(f"| {label} | {batch} | {pooled:.1f}{note} | {raw:.1f} | {raw / pooled:.2f}x | "
+                     f"{trains} | {torch_cells} |")
     if absent:
         report.write(f"\nNot in this bundle: {'; '.join(config_label(b, 'f32').rsplit(',', 1)[0] for b in absent)} "
                      "(`pack --builds`).")
@@ -400,7 +424,9 @@ def kernel_logs(report, binaries, out, args, shape):
             "[profiling.logger]\nlevel = \"basic\"\nfile = \"profile.log\"\n")
         command = [binaries[binary], "--device", "wgpu", "--paths", "pooled", "--runs", "1", "--warmup", "1",
                    "--batch", args.step_batches.split(",")[-1]] + shape
-        if report.command(f"kernels-{binary}", command, args.timeout, share=0.5, cwd=folder) is not None:
+        # Two steps: one whose loss has not yet gone down is no failure here.
+        if report.command(f"kernels-{binary}", command, args.timeout, share=0.5, cwd=folder,
+                          statuses=(0, 1)) is not None:
             logs = ", ".join(f"{p.name} ({p.stat().st_size // 1024} KiB)" for p in sorted(folder.glob("*.log")))
             report.write(f"\nCubeCL's logs of one step of {config_label(binary, 'f32')}: {folder.name}/ ({logs or 'none written'}).")
 

@@ -8,6 +8,8 @@
 //! [--arch segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]
 //! [--warmup 3] [--paths pooled,raw] [--float f32|f16|bf16] [--parts] [--part-runs 10]`
 //!
+//! Exit status: 1 where a path does not train, 3 where the device cannot compute in `--float`.
+//!
 //! `--paths` times the paths in the order given, each as often as named (`pooled,raw,pooled,raw`
 //! shows whether the order moves the figures: the first steps on a GPU also compile and tune
 //! kernels). `--parts` then times the step's parts one by one at the network's own shapes
@@ -93,6 +95,10 @@ fn size(text: &str) -> Result<[usize; 2], String> {
 
 const CLASSES: usize = 11;
 
+/// The exit status where the device cannot compute in the asked float dtype (clap's usage errors
+/// exit with 2, a step that does not train with 1).
+const UNSUPPORTED_FLOAT: i32 = 3;
+
 /// A path's name in the report.
 fn label(path: IndexPath) -> &'static str {
     match path {
@@ -110,7 +116,7 @@ fn main() {
             "{:?} cannot compute in {:?}: {error:?}",
             args.device, args.float
         );
-        std::process::exit(2);
+        std::process::exit(UNSUPPORTED_FLOAT);
     }
     let device = inner.clone().autodiff();
     let config = SegNetConfig::new(CLASSES)

@@ -1,4 +1,5 @@
-//! The CubeCL kernels. One unit per element; none of them races.
+//! The CubeCL kernels. One unit per element, or per vector of neighbouring elements of one row;
+//! none of them races.
 //!
 //! Where every index is known to lie in its own cell (the stride-sized block of the output where
 //! its pool window starts; true for the indices of a pool whose windows cannot overlap), the

@@ -87,8 +87,9 @@ pub(crate) fn addresses(plan: &UnpoolPlan) -> bool {
 }
 
 /// Whether the one-pass kernels run `plan`: every index lies in its own cell and every position
-/// they divide (an output or input position, an output coordinate plus the padding) stays below
-/// 2^31, where [`FastDivmod`] is exact. Larger plans take the winner pass.
+/// they divide (an output or input position, an output coordinate plus the padding) and every
+/// stride they divide by stays below 2^31, where [`FastDivmod`] is exact. Larger plans take the
+/// winner pass.
 fn one_pass(plan: &UnpoolPlan) -> bool {
     let geometry = plan.geometry();
     let padded = (0..geometry.dims())
@@ -100,6 +101,7 @@ fn one_pass(plan: &UnpoolPlan) -> bool {
         && below(plan.input_len() as u128)
         && below(plan.output_len() as u128)
         && below(padded)
+        && geometry.stride.iter().all(|&stride| below(stride as u128))
 }
 
 /// The bound on every dividend of the kernels' [`FastDivmod`]s: it adds the dividend to a
@@ -250,8 +252,10 @@ impl KernelIndices {
                 self.words.clone().into_tensor_arg(),
                 output.clone().into_tensor_arg(),
             );
-            // SAFETY: `one_pass` proved every position the kernels divide below 2^31 (so every
-            // `FastDivmod` is exact) and `new` that `indices` holds `in_len` indices of `x`. One
+            // SAFETY: `one_pass` proved every position and stride the kernels divide below 2^31
+            // (so every `FastDivmod` is exact); the callers' `checked_result_shape` that `indices`
+            // has `x`'s shape, so `words` holds its `in_len` indices (`addresses` bounds `in_len`
+            // by u32::MAX, and a device binding by 4 GiB, so `2 * p` stays in 32 bits). One
             // unit per vector of `width` elements of what is written (`width` divides its rows,
             // so `units / width` units cover it), units past it stop at once. A forward unit
             // reads `x` and the indices at windows inside its plane (clamped to the last one)

@@ -1,11 +1,13 @@
 //! The max pool with indices on CubeCL devices.
 //!
-//! Forward: one unit per pooled element scans its window's input elements from the first, as the
-//! CPU kernel does (larger or, for floats, NaN replaces), so the indices are the same on every
-//! device and each lies in its own window. Backward: one unit per input element adds the gradients
-//! of the windows that cover it and report it as their index, in window order: no atomics, no
-//! races, the same bits every run. Where the windows are disjoint, at most one window covers an
-//! element, so every element is written once with its window's gradient.
+//! Forward: each pooled element's window is scanned from its first input element, as the CPU
+//! kernel does (larger or, for floats, NaN replaces), so the indices are the same on every device
+//! and each lies in its own window; a unit pools a vector of neighbouring windows of one row and
+//! stores their values and indices as one vector each. Backward: each input element adds the
+//! gradients of the windows that cover it and report it as their index, in window order, a unit
+//! a vector of neighbouring elements of one row: no atomics, no races, the same bits every run.
+//! Where the windows are disjoint, at most one window covers an element, so every element is
+//! written once with its window's gradient.
 
 // Kernel code rounds up by hand: `usize::div_ceil` has no CubeCL expansion.
 #![allow(clippy::manual_div_ceil)]
