@@ -333,7 +333,7 @@ def step_section(report, binaries, bundle, out, args, torch):
     device = "cuda" if cuda else "cpu" if version else None
     net = "SegNet-Basic " + ("width 8, 48x64" if args.quick else "width 64, 360x480")
     report.write(f"{net}; ours on the default wgpu device, PyTorch {device or '(not installed)'}; ms per step, "
-                 "medians. \"trains\": the loss of the first and last step on the same batch.\n")
+                 "medians. \"trains\": the loss of the first and last step (at least 8) on the same batch.\n")
     report.write("| configuration | batch | ours, pool indices | ours, raw indices (checked) | raw / pool | trains | "
                  "PyTorch, same dtype | torch/ours (pool indices) |")
     report.write("|---|---|---|---|---|---|---|---|")
