@@ -3,8 +3,6 @@
 //! Every check here names the node, so a malformed model fails the build with a message that says
 //! which node and what is wrong, instead of failing later inside the generated code.
 
-use std::fmt;
-
 use burn_unpool_shape::{default_output_size, onnx_pads_to_pairs};
 
 use crate::index_arithmetic::POOL_PLANE_STRIDE;
@@ -56,27 +54,38 @@ pub(crate) enum OutputShapeInput {
 
 /// What is wrong with a `MaxUnpool` or `MaxPool` node. `node` names it as
 /// `MaxUnpool node 'name'`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum NodeError {
     /// Not 2 to 4 inputs.
+    #[error(
+        "{node}: expects 2 or 3 inputs (X, I, optional output_shape), and a fourth only \
+         where the import traced I to a pool (its input's shape), got {count}"
+    )]
     InputCount { node: String, count: usize },
     /// An input that must be a tensor is not one.
+    #[error("{node}: input {input} must be a tensor")]
     NotATensor { node: String, input: &'static str },
     /// `X` is not a float tensor.
+    #[error("{node}: X must be a float tensor, got {dtype}")]
     ValueDtype { node: String, dtype: String },
     /// `I` is not int64.
+    #[error("{node}: indices I must be int64 (ONNX tensor(int64)), got {dtype}")]
     IndicesDtype { node: String, dtype: String },
     /// `X` is not `[N, C, D1..Dk]` with `k` in 1..=3.
+    #[error("{node}: X must have rank 3, 4 or 5 ([N, C, D1..Dk], k = 1..3), got rank {rank}")]
     Rank { node: String, rank: usize },
     /// `X` and `I` have different ranks.
+    #[error("{node}: X and I must have the same rank, got X rank {x} and I rank {indices}")]
     RankMismatch {
         node: String,
         x: usize,
         indices: usize,
     },
     /// The required `kernel_shape` attribute is absent.
+    #[error("{node}: the required attribute kernel_shape is missing")]
     MissingKernelShape { node: String },
     /// An attribute or `output_shape` has the wrong number of entries.
+    #[error("{node}: {name} must have {expected} entries, got {} ({values:?})", .values.len())]
     Length {
         node: String,
         name: &'static str,
@@ -84,16 +93,20 @@ pub(crate) enum NodeError {
         values: Vec<i64>,
     },
     /// A runtime `output_shape` whose length is known at build time and wrong.
+    #[error("{node}: output_shape must have {expected} entries (the rank of X), got {length}")]
     OutputShapeLength {
         node: String,
         expected: usize,
         length: usize,
     },
     /// `output_shape` is not a 1-d int64 tensor.
+    #[error("{node}: output_shape must be a 1-d int64 tensor, got {found}")]
     OutputShapeType { node: String, found: String },
     /// Anything else wrong with the node, said in full.
+    #[error("{node}: {what}")]
     Invalid { node: String, what: String },
     /// An attribute or `output_shape` has an entry out of its range.
+    #[error("{node}: {name} entries must be {rule}, got {values:?}")]
     Value {
         node: String,
         name: &'static str,
@@ -101,70 +114,6 @@ pub(crate) enum NodeError {
         values: Vec<i64>,
     },
 }
-
-impl fmt::Display for NodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::InputCount { node, count } => write!(
-                f,
-                "{node}: expects 2 or 3 inputs (X, I, optional output_shape), and a fourth only \
-                 where the import traced I to a pool (its input's shape), got {count}"
-            ),
-            Self::NotATensor { node, input } => {
-                write!(f, "{node}: input {input} must be a tensor")
-            }
-            Self::ValueDtype { node, dtype } => {
-                write!(f, "{node}: X must be a float tensor, got {dtype}")
-            }
-            Self::IndicesDtype { node, dtype } => write!(
-                f,
-                "{node}: indices I must be int64 (ONNX tensor(int64)), got {dtype}"
-            ),
-            Self::Rank { node, rank } => write!(
-                f,
-                "{node}: X must have rank 3, 4 or 5 ([N, C, D1..Dk], k = 1..3), got rank {rank}"
-            ),
-            Self::RankMismatch { node, x, indices } => write!(
-                f,
-                "{node}: X and I must have the same rank, got X rank {x} and I rank {indices}"
-            ),
-            Self::MissingKernelShape { node } => {
-                write!(f, "{node}: the required attribute kernel_shape is missing")
-            }
-            Self::Length {
-                node,
-                name,
-                expected,
-                values,
-            } => write!(
-                f,
-                "{node}: {name} must have {expected} entries, got {} ({values:?})",
-                values.len()
-            ),
-            Self::OutputShapeLength {
-                node,
-                expected,
-                length,
-            } => write!(
-                f,
-                "{node}: output_shape must have {expected} entries (the rank of X), got {length}"
-            ),
-            Self::OutputShapeType { node, found } => write!(
-                f,
-                "{node}: output_shape must be a 1-d int64 tensor, got {found}"
-            ),
-            Self::Invalid { node, what } => write!(f, "{node}: {what}"),
-            Self::Value {
-                node,
-                name,
-                rule,
-                values,
-            } => write!(f, "{node}: {name} entries must be {rule}, got {values:?}"),
-        }
-    }
-}
-
-impl std::error::Error for NodeError {}
 
 impl From<NodeError> for ProcessError {
     fn from(error: NodeError) -> Self {

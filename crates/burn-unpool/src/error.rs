@@ -23,10 +23,14 @@ use crate::IndexLayout;
 /// ```
 ///
 /// [`UnpoolPlan::new`]: crate::UnpoolPlan::new
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UnpoolError {
     /// `x` does not have rank `D + 2`.
+    #[error(
+        "max_unpool: {what} must have rank {expected} ([N, C, spatial..]), got shape {shape:?} of rank {}",
+        .shape.len()
+    )]
     Rank {
         /// What had the wrong rank.
         what: &'static str,
@@ -36,6 +40,9 @@ pub enum UnpoolError {
         shape: Vec<usize>,
     },
     /// `x` and `indices` have different shapes.
+    #[error(
+        "max_unpool: x and indices must have the same shape, got x {x:?} and indices {indices:?}"
+    )]
     ShapeMismatch {
         /// Shape of `x`.
         x: Vec<usize>,
@@ -43,6 +50,7 @@ pub enum UnpoolError {
         indices: Vec<usize>,
     },
     /// A kernel size, stride or dilation of zero.
+    #[error("max_unpool: {name} must be non-zero on every axis, got {values:?}")]
     ZeroParameter {
         /// `kernel_size`, `stride` or `dilation`.
         name: &'static str,
@@ -50,6 +58,11 @@ pub enum UnpoolError {
         values: Vec<usize>,
     },
     /// The padding leaves no room: the default output size of an axis is zero or negative.
+    #[error(
+        "max_unpool: the padding leaves no output on spatial axis {axis}: (input {} - 1) * \
+         stride {} - padding ({} + {}) + dilation {} * (kernel {} - 1) + 1 = {size}",
+        .pool.input, .pool.stride, .pool.padding.0, .pool.padding.1, .pool.dilation, .pool.kernel
+    )]
     NonPositiveOutput {
         /// The spatial axis (0-based).
         axis: usize,
@@ -59,6 +72,10 @@ pub enum UnpoolError {
         size: i128,
     },
     /// The default output size of an axis is larger than any size (`usize::MAX`).
+    #[error(
+        "max_unpool: the default output size of spatial axis {axis} overflows: {size} is more \
+         than usize::MAX"
+    )]
     OutputSizeOverflow {
         /// The spatial axis (0-based).
         axis: usize,
@@ -66,6 +83,7 @@ pub enum UnpoolError {
         size: i128,
     },
     /// A shape whose element count does not fit `usize`.
+    #[error("max_unpool: the {what} shape {shape:?} has more elements than usize::MAX")]
     ShapeOverflow {
         /// What the shape is of.
         what: &'static str,
@@ -74,6 +92,10 @@ pub enum UnpoolError {
     },
     /// An output larger than one buffer can be: over `isize::MAX` bytes, or over what the device
     /// allocates in one buffer.
+    #[error(
+        "max_unpool: an output of shape {shape:?} and dtype {dtype:?} needs {bytes} bytes, \
+         more than the {limit} bytes one buffer may hold on device {device}"
+    )]
     OutputTooLarge {
         /// The output shape.
         shape: Vec<usize>,
@@ -87,6 +109,7 @@ pub enum UnpoolError {
         device: String,
     },
     /// The host could not allocate an output.
+    #[error("max_unpool: could not allocate {bytes} bytes for an output of shape {shape:?}")]
     AllocationFailed {
         /// The output shape.
         shape: Vec<usize>,
@@ -94,6 +117,11 @@ pub enum UnpoolError {
         bytes: usize,
     },
     /// A spatial output size without one entry per spatial axis.
+    #[error(
+        "max_unpool: the spatial output size {output:?} must have one entry per spatial \
+         axis ({dims}), got {}",
+        .output.len()
+    )]
     SpatialOutputSize {
         /// The output size given.
         output: Vec<usize>,
@@ -101,6 +129,9 @@ pub enum UnpoolError {
         dims: usize,
     },
     /// A full output size whose rank, batch or channel count does not fit `x`.
+    #[error(
+        "max_unpool: a full output size must be [N, C, spatial..] with N and C of x: got {output:?} for x of shape {x:?}"
+    )]
     FullOutputSize {
         /// The output size given.
         output: Vec<usize>,
@@ -108,11 +139,16 @@ pub enum UnpoolError {
         x: Vec<usize>,
     },
     /// An output size with an empty axis, while `x` has values to place.
+    #[error("max_unpool: output shape {output:?} has an empty axis, so no index can be valid")]
     EmptyOutput {
         /// The output shape.
         output: Vec<usize>,
     },
     /// An explicit output shape smaller than the shape the indices are read in (ONNX reference rule).
+    #[error(
+        "max_unpool: output_shape (spatial {output:?}) is smaller than the inferred shape {index_plane:?} \
+         that the ONNX reference rule reads the indices in"
+    )]
     OutputSmallerThanIndexPlane {
         /// The output's spatial shape.
         output: Vec<usize>,
@@ -120,6 +156,10 @@ pub enum UnpoolError {
         index_plane: Vec<usize>,
     },
     /// `x` (or the output gradient) and the indices are on different devices.
+    #[error(
+        "max_unpool: the values and the indices must be on one device, got values on \
+         {values} and indices on {indices}"
+    )]
     Devices {
         /// The device of the values, as Burn prints it.
         values: String,
@@ -127,6 +167,10 @@ pub enum UnpoolError {
         indices: String,
     },
     /// Values of a dtype that does not unpool (bool, quantized) or that the device does not support.
+    #[error(
+        "max_unpool: values of dtype {dtype:?} cannot be unpooled on device {device} (a float or \
+         integer dtype the device supports)"
+    )]
     ValueDType {
         /// The dtype given.
         dtype: DType,
@@ -134,11 +178,16 @@ pub enum UnpoolError {
         device: String,
     },
     /// Indices of a dtype that is not an integer dtype.
+    #[error("max_unpool: indices must be of an integer dtype, got {dtype:?}")]
     IndexDType {
         /// The dtype given.
         dtype: DType,
     },
     /// Indices of a dtype the device cannot compute with.
+    #[error(
+        "max_unpool: indices of dtype {dtype:?} cannot be read on device {device}; use \
+         i32 or i64 indices there"
+    )]
     IndexDTypeOnDevice {
         /// The dtype given.
         dtype: DType,
@@ -146,6 +195,9 @@ pub enum UnpoolError {
         device: String,
     },
     /// Indices of a dtype too narrow for the largest valid index.
+    #[error(
+        "max_unpool: indices of dtype {dtype:?} cannot hold the largest valid index {max_index}; use i64 or u64 indices"
+    )]
     IndexDTypeTooNarrow {
         /// The dtype given.
         dtype: DType,
@@ -154,6 +206,10 @@ pub enum UnpoolError {
     },
     /// Indices of one of this crate's pools (per plane, sized for the pool's input), with
     /// options that ask for another layout or output size.
+    #[error(
+        "max_unpool: the indices come from a pool of input size {input_size:?} and address \
+         it per plane, but the options ask for {asked}"
+    )]
     PoolIndicesMisused {
         /// What the options ask for.
         asked: String,
@@ -162,17 +218,30 @@ pub enum UnpoolError {
     },
     /// Raw indices of a pool with `ceil_mode` and no output size: the pool's input size does not
     /// follow from its output size.
+    #[error(
+        "max_unpool: the pool had ceil_mode, so its input size does not follow from its \
+         output size {pooled:?}; pass the pool's input size (with_output_size) or the \
+         pool's PoolIndices, which know it"
+    )]
     OutputSizeRequired {
         /// The spatial size of `x`, the pool's output.
         pooled: Vec<usize>,
     },
     /// Indices of one of this crate's pools, with options whose kernel size, stride, padding,
     /// dilation or `ceil_mode` differ from the pool's.
+    #[error(
+        "max_unpool: the indices come from a pool whose geometry the options contradict: \
+         {differences}; unpool with the pool's own options \
+         (MaxUnpoolOptions::from_pool), or unpool PoolIndices::into_tensor() as raw indices"
+    )]
     PoolGeometryContradicted {
         /// Each differing field: the options' values and the pool's.
         differences: String,
     },
     /// An output gradient whose shape is not the output's.
+    #[error(
+        "max_unpool_backward: the output gradient must have the output's shape {expected:?}, got {got:?}"
+    )]
     GradientShape {
         /// The output shape.
         expected: Vec<usize>,
@@ -180,6 +249,7 @@ pub enum UnpoolError {
         got: Vec<usize>,
     },
     /// An ONNX attribute or input of the wrong length.
+    #[error("MaxUnpool: `{name}` must have {expected} values, got {} ({values:?})", .values.len())]
     OnnxLength {
         /// The attribute or input.
         name: &'static str,
@@ -189,6 +259,11 @@ pub enum UnpoolError {
         values: Vec<usize>,
     },
     /// An index outside the valid range.
+    #[error(
+        "max_unpool: index {value} at position {position:?} is out of range: {scope} indices for output \
+         shape {output:?} must lie in [0, {range_end})",
+        scope = scope_of(*.layout)
+    )]
     IndexOutOfRange {
         /// Position of the element in `indices`, `[n, c, d1..dk]`.
         position: Vec<usize>,
@@ -203,157 +278,13 @@ pub enum UnpoolError {
     },
 }
 
-impl fmt::Display for UnpoolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Rank {
-                what,
-                expected,
-                shape,
-            } => write!(
-                f,
-                "max_unpool: {what} must have rank {expected} ([N, C, spatial..]), got shape {shape:?} of rank {}",
-                shape.len()
-            ),
-            Self::ShapeMismatch { x, indices } => write!(
-                f,
-                "max_unpool: x and indices must have the same shape, got x {x:?} and indices {indices:?}"
-            ),
-            Self::ZeroParameter { name, values } => {
-                write!(
-                    f,
-                    "max_unpool: {name} must be non-zero on every axis, got {values:?}"
-                )
-            }
-            Self::NonPositiveOutput { axis, pool, size } => write!(
-                f,
-                "max_unpool: the padding leaves no output on spatial axis {axis}: (input {} - 1) * \
-                 stride {} - padding ({} + {}) + dilation {} * (kernel {} - 1) + 1 = {size}",
-                pool.input, pool.stride, pool.padding.0, pool.padding.1, pool.dilation, pool.kernel
-            ),
-            Self::OutputSizeOverflow { axis, size } => write!(
-                f,
-                "max_unpool: the default output size of spatial axis {axis} overflows: {size} is more \
-                 than usize::MAX"
-            ),
-            Self::ShapeOverflow { what, shape } => write!(
-                f,
-                "max_unpool: the {what} shape {shape:?} has more elements than usize::MAX"
-            ),
-            Self::OutputTooLarge {
-                shape,
-                dtype,
-                bytes,
-                limit,
-                device,
-            } => write!(
-                f,
-                "max_unpool: an output of shape {shape:?} and dtype {dtype:?} needs {bytes} bytes, \
-                 more than the {limit} bytes one buffer may hold on device {device}"
-            ),
-            Self::AllocationFailed { shape, bytes } => write!(
-                f,
-                "max_unpool: could not allocate {bytes} bytes for an output of shape {shape:?}"
-            ),
-            Self::SpatialOutputSize { output, dims } => write!(
-                f,
-                "max_unpool: the spatial output size {output:?} must have one entry per spatial \
-                 axis ({dims}), got {}",
-                output.len()
-            ),
-            Self::FullOutputSize { output, x } => write!(
-                f,
-                "max_unpool: a full output size must be [N, C, spatial..] with N and C of x: got {output:?} for x of shape {x:?}"
-            ),
-            Self::EmptyOutput { output } => write!(
-                f,
-                "max_unpool: output shape {output:?} has an empty axis, so no index can be valid"
-            ),
-            Self::OutputSmallerThanIndexPlane {
-                output,
-                index_plane,
-            } => write!(
-                f,
-                "max_unpool: output_shape (spatial {output:?}) is smaller than the inferred shape {index_plane:?} \
-                 that the ONNX reference rule reads the indices in"
-            ),
-            Self::Devices { values, indices } => write!(
-                f,
-                "max_unpool: the values and the indices must be on one device, got values on \
-                 {values} and indices on {indices}"
-            ),
-            Self::ValueDType { dtype, device } => write!(
-                f,
-                "max_unpool: values of dtype {dtype:?} cannot be unpooled on device {device} (a float or \
-                 integer dtype the device supports)"
-            ),
-            Self::IndexDType { dtype } => {
-                write!(
-                    f,
-                    "max_unpool: indices must be of an integer dtype, got {dtype:?}"
-                )
-            }
-            Self::IndexDTypeOnDevice { dtype, device } => write!(
-                f,
-                "max_unpool: indices of dtype {dtype:?} cannot be read on device {device}; use \
-                 i32 or i64 indices there"
-            ),
-            Self::IndexDTypeTooNarrow { dtype, max_index } => write!(
-                f,
-                "max_unpool: indices of dtype {dtype:?} cannot hold the largest valid index {max_index}; use i64 or u64 indices"
-            ),
-            Self::PoolIndicesMisused { asked, input_size } => write!(
-                f,
-                "max_unpool: the indices come from a pool of input size {input_size:?} and address \
-                 it per plane, but the options ask for {asked}"
-            ),
-            Self::OutputSizeRequired { pooled } => write!(
-                f,
-                "max_unpool: the pool had ceil_mode, so its input size does not follow from its \
-                 output size {pooled:?}; pass the pool's input size (with_output_size) or the \
-                 pool's PoolIndices, which know it"
-            ),
-            Self::PoolGeometryContradicted { differences } => write!(
-                f,
-                "max_unpool: the indices come from a pool whose geometry the options contradict: \
-                 {differences}; unpool with the pool's own options \
-                 (MaxUnpoolOptions::from_pool), or unpool PoolIndices::into_tensor() as raw indices"
-            ),
-            Self::GradientShape { expected, got } => write!(
-                f,
-                "max_unpool_backward: the output gradient must have the output's shape {expected:?}, got {got:?}"
-            ),
-            Self::OnnxLength {
-                name,
-                expected,
-                values,
-            } => write!(
-                f,
-                "MaxUnpool: `{name}` must have {expected} values, got {} ({values:?})",
-                values.len()
-            ),
-            Self::IndexOutOfRange {
-                position,
-                value,
-                layout,
-                range_end,
-                output,
-            } => {
-                let scope = match layout {
-                    IndexLayout::PerPlane => "per-plane",
-                    IndexLayout::Global => "global",
-                };
-                write!(
-                    f,
-                    "max_unpool: index {value} at position {position:?} is out of range: {scope} indices for output \
-                     shape {output:?} must lie in [0, {range_end})"
-                )
-            }
-        }
+/// How an index layout's range is named in a message.
+fn scope_of(layout: IndexLayout) -> &'static str {
+    match layout {
+        IndexLayout::PerPlane => "per-plane",
+        IndexLayout::Global => "global",
     }
 }
-
-impl std::error::Error for UnpoolError {}
 
 /// One spatial axis of the pool an unpooling inverts, as an error reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
