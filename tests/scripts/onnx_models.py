@@ -11,7 +11,8 @@
   intermediate is an exact integer below 2^24 and that no pooling window has a tied positive
   maximum: so any correct implementation must reproduce the outputs bit for bit, whatever order it
   sums in.
-- `malformed/<case>.onnx`: one MaxUnpool node with one defect each, for the build-time errors.
+- `malformed/<case>.onnx`: one MaxUnpool node with one defect each (or the MaxPool feeding it),
+  for the build-time errors.
 
 Usage: python tests/scripts/onnx_models.py  (needs numpy, onnx, onnxruntime; see README.md)
 """
@@ -295,6 +296,18 @@ def malformed():
     save("output_shape_length", two, output_shape=[1, 1, 4])
     save("int32_indices", two, i_type=TensorProto.INT32)
     save("rank_mismatch", two, i_shape=(1, 2, 2))
+
+    # A pool feeding the unpooling with both `pads` and `auto_pad`, which ONNX forbids together.
+    pool = helper.make_node("MaxPool", ["x"], ["p", "i"], name="bad_pool", kernel_shape=[2, 2],
+                            strides=[2, 2], auto_pad="SAME_UPPER", pads=[1, 1, 1, 1])
+    unpool = helper.make_node("MaxUnpool", ["p", "i"], ["y"], name="bad_unpool", **two)
+    graph = helper.make_graph(
+        [pool, unpool], "pool_pads_and_auto_pad",
+        [helper.make_tensor_value_info("x", F32, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", F32, [1, 1, 4, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 8
+    onnx.save(model, target / "pool_pads_and_auto_pad.onnx")
 
 
 def main():

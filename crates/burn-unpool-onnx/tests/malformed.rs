@@ -102,3 +102,16 @@ fn x_and_indices_of_different_ranks() {
         &["X and I must have the same rank, got X rank 4 and I rank 3"],
     );
 }
+
+/// ONNX forbids `pads` beside `auto_pad`; the pool that feeds the unpooling is refused by name.
+#[test]
+fn a_pool_with_both_pads_and_auto_pad() {
+    let message =
+        generate("pool_pads_and_auto_pad").expect_err("the pool must fail the generation");
+    for part in [
+        "MaxPool node 'bad_pool'",
+        "pads [1, 1, 1, 1] contradict auto_pad",
+    ] {
+        assert!(message.contains(part), "'{part}' not in: {message}");
+    }
+}
