@@ -1,8 +1,8 @@
 //! Under load, on every device the suites run: eight threads sharing one device run pools,
 //! unpoolings (the pools' indices and raw ones, checked), gradients and modules shared by
 //! reference, on shapes that change from call to call, with refused calls between jobs, and each
-//! job's result must have the bits of the same job run alone on one thread; and a soak of a few
-//! hundred such calls must keep the process's resident memory within a bound once warm.
+//! job's result must have the bits of the same job run alone on one thread; and a soak of such
+//! calls must keep the process's resident memory within a bound once warm.
 //!
 //! The soak's length: `BURN_UNPOOL_SOAK_CALLS` (2000 calls per device by default). Both tests hold
 //! `SERIAL`, so that the soak measures its own memory only.
