@@ -3,11 +3,12 @@
 
 use burn::nn::pool::{MaxPool1dConfig, MaxPool2dConfig};
 use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
+use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{Int, Tensor, TensorData};
-use burn_unpool::IndexLayout;
 use burn_unpool::nn::{
     MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool1dConfig, MaxUnpool2dConfig, MaxUnpool3dConfig,
 };
+use burn_unpool::{IndexLayout, MaxUnpoolOptions};
 use burn_unpool_tests::{assert_bit_equal, devices, reference_forward, reference_targets};
 
 #[test]
@@ -306,4 +307,33 @@ fn panic_message(f: impl FnOnce()) -> String {
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
+}
+
+/// A layer of a `ceil_mode` pool refuses raw indices without an output size as the functions do
+/// (one rule, one message), naming the layer's way to pass the size.
+#[test]
+fn a_ceil_mode_layer_refuses_raw_indices_as_the_functions_do() {
+    let ceil = MaxPool2dConfig::new([2, 2]).with_ceil_mode(true);
+    let unpool = MaxUnpool2dConfig::from(&ceil).init();
+    for (name, device) in devices() {
+        let (pooled, indices) = ceil
+            .init()
+            .forward_with_indices(ramp(&device, [1, 2, 5, 7]));
+        let raw = indices.into_tensor();
+        let message = panic_message(|| drop(unpool.forward(pooled.clone(), raw.clone())));
+        let function = panic_message(|| {
+            drop(burn_unpool::max_unpool2d(
+                pooled,
+                raw,
+                MaxUnpoolOptions::from_pool(&MaxPoolOptions::new([2, 2]).with_ceil_mode(true)),
+            ))
+        });
+        assert_eq!(message, function, "{name}");
+        assert!(
+            message.contains("the pool had ceil_mode")
+                && message.contains("[3, 4]")
+                && message.contains("forward_with_output_size"),
+            "{name}: {message}"
+        );
+    }
 }

@@ -143,7 +143,10 @@ pub(crate) fn output_holds_index_plane(
 }
 
 /// The indices of this crate's pool address its input per plane: the output must have the pool's
-/// input size and the layout be per plane.
+/// input size and the layout be per plane. Kept apart from [`pool_geometry_use`], which also
+/// refuses options beside pool indices: this one is about what the call asks the indices to
+/// address (drop the output size or the layout), that one about which pool the options describe
+/// (take the pool's own with `MaxUnpoolOptions::from_pool`), and each message gives its remedy.
 pub(crate) fn pool_indices_use(
     pool_input: &[usize],
     output_spatial: &[usize],

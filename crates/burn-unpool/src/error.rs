@@ -220,8 +220,8 @@ pub enum UnpoolError {
     /// follow from its output size.
     #[error(
         "max_unpool: the pool had ceil_mode, so its input size does not follow from its \
-         output size {pooled:?}; pass the pool's input size (with_output_size) or the \
-         pool's PoolIndices, which know it"
+         output size {pooled:?}; pass the pool's input size (with_output_size, or a layer's \
+         forward_with_output_size) or the pool's PoolIndices, which know it"
     )]
     OutputSizeRequired {
         /// The spatial size of `x`, the pool's output.

@@ -121,7 +121,10 @@ fn position(axis: &AxisWindows, cell: usize, offset: usize) -> (usize, bool) {
     }
 }
 
-/// The flat-position stride of each axis of `shape` in `order`.
+/// The flat-position stride of each axis of `shape` in `order`. (The ONNX index reorder computes
+/// its own in i64, as its indices are: its planes may have more positions than a 32-bit usize
+/// holds, where these strides address memory that exists, so they fit usize and index it
+/// without casts.)
 pub(crate) fn strides(shape: &[usize], order: IndexOrder) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
     let mut stride = 1;

@@ -5,7 +5,7 @@ use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
 use burn::nn::PaddingConfig3d;
 use burn::tensor::Tensor;
 
-use super::pool_with_indices::PoolFields;
+use super::pool_fields::PoolFields;
 use crate::{PoolIndices, max_pool3d_with_indices};
 
 /// Configuration to create a [3-d max pooling](MaxPool3d) layer using the
@@ -110,9 +110,10 @@ impl MaxPool3d {
         let pool = PoolFields {
             kernel: self.kernel_size,
             stride: self.stride,
+            padding: &self.padding,
             dilation: self.dilation,
             ceil_mode: self.ceil_mode,
         };
-        max_pool3d_with_indices(input, pool.options(&self.padding, [depth, height, width]))
+        max_pool3d_with_indices(input, pool.pool_options([depth, height, width]))
     }
 }

@@ -3,6 +3,7 @@
 
 mod max_pool3d;
 mod padding;
+mod pool_fields;
 mod pool_with_indices;
 mod unpool;
 

@@ -2,10 +2,9 @@
 
 use burn::nn::pool::{MaxPool1d, MaxPool2d};
 use burn::tensor::Tensor;
-use burn::tensor::ops::MaxPoolOptions;
 
 use super::MaxPool3d;
-use super::padding::PaddingPairs;
+use super::pool_fields::PoolFields;
 use crate::{PoolIndices, max_pool1d_with_indices, max_pool2d_with_indices};
 
 /// A max pool module that can also return the indices of its maxima, for unpooling.
@@ -21,10 +20,11 @@ impl MaxPoolWithIndices<3> for MaxPool1d {
         let pool = PoolFields {
             kernel: [self.kernel_size],
             stride: [self.stride],
+            padding: &self.padding,
             dilation: [self.dilation],
             ceil_mode: self.ceil_mode,
         };
-        max_pool1d_with_indices(input, pool.options(&self.padding, [length]))
+        max_pool1d_with_indices(input, pool.pool_options([length]))
     }
 }
 
@@ -34,32 +34,11 @@ impl MaxPoolWithIndices<4> for MaxPool2d {
         let pool = PoolFields {
             kernel: self.kernel_size,
             stride: self.stride,
+            padding: &self.padding,
             dilation: self.dilation,
             ceil_mode: self.ceil_mode,
         };
-        max_pool2d_with_indices(input, pool.options(&self.padding, [height, width]))
-    }
-}
-
-/// The fields every max pool module has, for the options of one input size.
-pub(super) struct PoolFields<const D: usize> {
-    pub kernel: [usize; D],
-    pub stride: [usize; D],
-    pub dilation: [usize; D],
-    pub ceil_mode: bool,
-}
-
-impl<const D: usize> PoolFields<D> {
-    /// The options for an input of spatial size `input` (`Same` padding depends on it).
-    pub fn options(&self, padding: &impl PaddingPairs<D>, input: [usize; D]) -> MaxPoolOptions<D> {
-        let padding = padding
-            .pairs(self.kernel, self.stride, Some(input))
-            .expect("known for a given input size");
-        MaxPoolOptions::new(self.kernel)
-            .with_stride(self.stride)
-            .with_padding_pairs(padding)
-            .with_dilation(self.dilation)
-            .with_ceil_mode(self.ceil_mode)
+        max_pool2d_with_indices(input, pool.pool_options([height, width]))
     }
 }
 

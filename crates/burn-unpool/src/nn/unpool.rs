@@ -8,8 +8,8 @@ use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
 use burn::tensor::Tensor;
 
 use super::MaxPool3dConfig;
-use super::padding::PaddingPairs;
-use crate::{MaxUnpoolOptions, UnpoolIndices, UnpoolKind, max_unpool};
+use super::pool_fields::PoolFields;
+use crate::{UnpoolIndices, UnpoolKind, max_unpool};
 
 /// A per-axis parameter as Burn's pool configs hold it: a `usize` in 1-d, an array above.
 trait Axes<const D: usize>: Copy {
@@ -25,60 +25,6 @@ impl Axes<1> for usize {
 impl<const D: usize> Axes<D> for [usize; D] {
     fn axes(self) -> [usize; D] {
         self
-    }
-}
-
-/// The pool an unpooling layer inverts, per axis, whatever the rank.
-struct InvertedPool<'a, const D: usize, P> {
-    module: &'static str,
-    kernel: [usize; D],
-    stride: [usize; D],
-    padding: &'a P,
-    dilation: [usize; D],
-    ceil_mode: bool,
-}
-
-impl<const D: usize, P: PaddingPairs<D>> InvertedPool<'_, D, P> {
-    /// Whether the pool's input size does not follow from its output size: `ceil_mode`, or
-    /// `Same` padding with a stride above 1.
-    fn requires_output_size(&self) -> bool {
-        self.ceil_mode || self.padding.pairs(self.kernel, self.stride, None).is_none()
-    }
-
-    /// The options of one call with `indices` and an optional explicit output size. The indices
-    /// of this crate's pools bring the pool's input size, which resolves `Same` padding; a pool
-    /// of another geometry or `ceil_mode` than the layer's is refused by `max_unpool`.
-    #[track_caller]
-    fn options<const R: usize>(
-        &self,
-        x_shape: &[usize],
-        indices: &UnpoolIndices<R>,
-        output_size: Option<[usize; D]>,
-    ) -> MaxUnpoolOptions<D> {
-        let pool_input = indices
-            .pooled()
-            .and_then(|pool| pool.input_size().try_into().ok());
-        let size = output_size.or(pool_input);
-        let padding = self.padding.pairs(self.kernel, self.stride, size);
-        let padding = match padding {
-            Some(padding) if size.is_some() || !self.ceil_mode => padding,
-            _ => panic!(
-                "{}::forward: the pool this layer inverts (ceil_mode, or Same padding with a \
-                 stride above 1) does not determine its input size from its output size {:?}; \
-                 pass the pool's PoolIndices, or its input size to forward_with_output_size",
-                self.module,
-                x_shape.get(2..).unwrap_or_default(),
-            ),
-        };
-        let options = MaxUnpoolOptions::new(self.kernel)
-            .with_stride(self.stride)
-            .with_padding_pairs(padding)
-            .with_dilation(self.dilation)
-            .with_ceil_mode(self.ceil_mode);
-        match output_size {
-            Some(size) => options.with_output_size(size),
-            None => options,
-        }
     }
 }
 
@@ -188,9 +134,9 @@ macro_rules! unpool_module {
         }
 
         impl $module {
-            fn inverted_pool(&self) -> InvertedPool<'_, $dims, $padding> {
-                InvertedPool {
-                    module: stringify!($module),
+            /// The pool this layer inverts.
+            fn inverted_pool(&self) -> PoolFields<'_, $dims, $padding> {
+                PoolFields {
                     kernel: self.kernel_size.axes(),
                     stride: self.stride.axes(),
                     padding: &self.padding,
@@ -225,7 +171,9 @@ macro_rules! unpool_module {
                 indices: impl Into<UnpoolIndices<$rank>>,
             ) -> Tensor<$rank, K> {
                 let indices = indices.into();
-                let options = self.inverted_pool().options(&x.dims(), &indices, None);
+                let options =
+                    self.inverted_pool()
+                        .unpool_options(stringify!($module), &x.dims(), &indices, None);
                 max_unpool(x, indices, options)
             }
 
@@ -244,9 +192,12 @@ macro_rules! unpool_module {
                 output_size: [usize; $dims],
             ) -> Tensor<$rank, K> {
                 let indices = indices.into();
-                let options = self
-                    .inverted_pool()
-                    .options(&x.dims(), &indices, Some(output_size));
+                let options = self.inverted_pool().unpool_options(
+                    stringify!($module),
+                    &x.dims(),
+                    &indices,
+                    Some(output_size),
+                );
                 max_unpool(x, indices, options)
             }
         }
