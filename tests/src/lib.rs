@@ -348,6 +348,7 @@ doctested_pages! {
     troubleshooting: "../../docs/troubleshooting.md",
     burn_pool_edges: "../../docs/burn-pool-edges.md",
     lavapipe_spirv: "../../docs/lavapipe-spirv.md",
+    flex_sum: "../../docs/flex-sum.md",
     segnet_readme: "../../examples/segnet/README.md",
     onnx_import_readme: "../../examples/onnx-import/README.md",
 }
