@@ -7,7 +7,6 @@
 //! The soak's length: `BURN_UNPOOL_SOAK_CALLS` (2000 calls per device by default). Both tests hold
 //! `SERIAL`, so that the soak measures its own memory only.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Mutex, MutexGuard, Once};
 
 use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
@@ -17,7 +16,7 @@ use burn_unpool::nn::{MaxPoolWithIndices, MaxUnpool2d, MaxUnpool2dConfig};
 use burn_unpool::{
     MaxUnpoolOptions, PoolIndices, max_pool_with_indices, max_unpool, max_unpool_backward,
 };
-use burn_unpool_tests::{assert_bit_equal, devices};
+use burn_unpool_tests::{assert_bit_equal, devices, outcome};
 
 const THREADS: usize = 8;
 const ROUNDS: usize = 2;
@@ -171,7 +170,7 @@ fn results<const R: usize>(
 /// A call the op refuses, on `device`; `turn` picks which: an index out of range (raw, checked:
 /// on a GPU the refusal comes from a device read-back) or a pool whose window does not fit.
 fn refused_call(device: &Device, turn: usize) {
-    let message = catch_unwind(AssertUnwindSafe(|| {
+    let message = outcome(|| {
         if turn.is_multiple_of(2) {
             let x = Tensor::<3>::ones([1, 2, 4], device);
             let indices = Tensor::<3, Int>::from_ints([[[0, 1, 2, 9], [3, 2, 1, 0]]], device);
@@ -180,12 +179,8 @@ fn refused_call(device: &Device, turn: usize) {
             let x = Tensor::<4>::ones([1, 1, 2, 2], device);
             let _ = max_pool_with_indices(x, MaxPoolOptions::new([3, 3]));
         }
-    }))
+    })
     .expect_err("a refused call panics");
-    let message = message
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
     let expected = ["is out of range", "does not fit"][turn % 2];
     assert!(message.contains(expected), "refused with: {message}");
 }

@@ -9,7 +9,7 @@ use burn_unpool::nn::{
     MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool1dConfig, MaxUnpool2dConfig, MaxUnpool3dConfig,
 };
 use burn_unpool::{IndexLayout, MaxUnpoolOptions};
-use burn_unpool_tests::{assert_bit_equal, devices, reference_forward, reference_targets};
+use burn_unpool_tests::{assert_bit_equal, devices, outcome, reference_forward, reference_targets};
 
 #[test]
 fn configs_round_trip_through_json() {
@@ -300,13 +300,7 @@ fn same_padding_at_stride_1_and_ceil_mode_pools() {
 }
 
 fn panic_message(f: impl FnOnce()) -> String {
-    let payload =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("the call must panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
+    outcome(f).expect_err("the call must panic")
 }
 
 /// A layer of a `ceil_mode` pool refuses raw indices without an output size as the functions do
