@@ -14,7 +14,7 @@ use burn::tensor::{bf16, f16};
 use bytemuck::Pod;
 use rayon::prelude::*;
 
-use super::buffer::{written_buffer, zeroed_buffer};
+use super::buffer::{write_zeros, written_buffer, zeroed_buffer, zeroed_by_the_os};
 use super::{min_pieces_per_task, runs_sequentially};
 use crate::error::UnpoolError;
 use crate::pool::{AxisWindows, PoolPlan};
@@ -315,10 +315,44 @@ pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     indices: &[I],
     plan: &PoolPlan,
 ) -> Result<Vec<T>, UnpoolError> {
-    let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
-    let mut dx = zeroed_buffer::<T>(plan.input_shape())?;
-    if dx.is_empty() || out_plane == 0 {
+    let (planes, out_plane) = (plan.planes(), plan.output_plane_len());
+    assert_eq!(
+        (grad.len(), indices.len()),
+        (planes * out_plane, planes * out_plane),
+        "max_pool_backward: buffers of the wrong length for the plan"
+    );
+    let shape = plan.input_shape();
+    let bytes = (planes * plan.input_plane_len()).saturating_mul(size_of::<T>());
+    if zeroed_by_the_os(bytes) {
+        let mut dx = zeroed_buffer::<T>(shape)?;
+        add_windows(grad, indices, plan, &mut dx, |zeros| zeros);
         return Ok(dx);
+    }
+    // Every element is written: each plane of `dx` is zeroed by the task that adds into it, and
+    // `add_windows` gives every plane to a task (or zeroes them all when there is no gradient).
+    written_buffer(shape, |dx| {
+        add_windows(grad, indices, plan, dx, write_zeros);
+        Ok(())
+    })
+}
+
+/// Adds each window's gradient at its index into `dx`, plane by plane in parallel; `zeroed`
+/// turns a task's plane of `dx` into zeros it can add into (a no-op where `dx` holds zeros).
+fn add_windows<C, T, I>(
+    grad: &[T],
+    indices: &[I],
+    plan: &PoolPlan,
+    dx: &mut [C],
+    zeroed: impl Fn(&mut [C]) -> &mut [T] + Sync,
+) where
+    C: Copy + Send + bytemuck::Zeroable,
+    T: PoolValue + Add<Output = T>,
+    I: PoolIndex,
+{
+    let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
+    if dx.is_empty() || out_plane == 0 {
+        dx.fill(C::zeroed());
+        return;
     }
     let min_planes = min_pieces_per_task(dx.len() + grad.len());
     dx.par_chunks_mut(in_plane)
@@ -327,6 +361,7 @@ pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
         .zip(indices.par_chunks(out_plane))
         .enumerate()
         .for_each(|(plane, ((dx, grad), indices))| {
+            let dx = zeroed(dx);
             let base = plan.index_base(plane);
             for (&g, &index) in grad.iter().zip(indices) {
                 // The pool wrote `base + position`; a foreign index panics here (checked).
@@ -334,7 +369,6 @@ pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
                 *cell = *cell + g;
             }
         });
-    Ok(dx)
 }
 
 #[cfg(test)]
@@ -345,6 +379,25 @@ mod tests {
     use super::{max_pool, max_pool_backward};
     use crate::kernel::runs_sequentially;
     use crate::pool::{PoolPlan, PoolSpec};
+
+    /// The gradient's planes are zeroed by the tasks that add into them: whatever recycled
+    /// memory held, the positions no window chose are zero.
+    #[test]
+    fn a_gradient_in_recycled_memory_is_zero_where_no_window_chose() {
+        let pool = PoolSpec::from_pool(&MaxPoolOptions::new([2, 2]).with_stride([2, 2]));
+        let shape = [2, 4, 64, 64];
+        let plan = PoolPlan::new(&shape, &pool, DType::I64).unwrap();
+        let len: usize = shape.iter().product();
+        let x: Vec<f32> = (0..len).map(|i| ((i * 7919) % 1009) as f32).collect();
+        let (values, indices) = max_pool::<f32, i64>(&x, &plan).unwrap();
+        let grad = vec![1.0f32; values.len()];
+        for _ in 0..4 {
+            drop(vec![f32::NAN; len]);
+            let dx = max_pool_backward::<f32, i64>(&grad, &indices, &plan).unwrap();
+            assert_eq!(dx.iter().filter(|&&g| g == 1.0).count(), values.len());
+            assert_eq!(dx.iter().filter(|&&g| g == 0.0).count(), len - values.len());
+        }
+    }
 
     /// A tensor large enough for the thread pool gives, plane by plane, what each plane gives
     /// alone on the calling thread: the split of the work changes no value, index or gradient.

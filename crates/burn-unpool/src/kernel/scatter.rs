@@ -1,21 +1,31 @@
 //! Forward: write every value of `x` at its index, last write winning.
 
-use super::buffer::zeroed_buffer;
+use bytemuck::Zeroable;
+
+use super::buffer::{write_zeros, written_buffer, zeroed_buffer, zeroed_by_the_os};
 use super::{
     BadIndex, ChunkIndices, IndexValue, Landing, Placement, Value, for_each_chunk, with_chunk,
 };
 use crate::UnpoolPlan;
 use crate::error::UnpoolError;
 
-/// The unpooled output of `x` (row-major, `plan.output_shape()`), in a fresh zeroed buffer.
+/// The unpooled output of `x` (row-major, `plan.output_shape()`), in a fresh buffer: zeroed by
+/// the OS where it is large, else plane by plane by the task that writes the plane.
 pub(crate) fn unpool_forward<E: Value, I: IndexValue>(
     x: &[E],
     indices: &[I],
     plan: &UnpoolPlan,
 ) -> Result<Vec<E>, UnpoolError> {
-    let mut out = zeroed_buffer::<E>(plan.output_shape())?;
-    unpool_forward_into(x, indices, plan, &mut out)?;
-    Ok(out)
+    if zeroed_by_the_os(plan.output_len().saturating_mul(size_of::<E>())) {
+        let mut out = zeroed_buffer::<E>(plan.output_shape())?;
+        unpool_forward_into(x, indices, plan, &mut out)?;
+        return Ok(out);
+    }
+    // Every element is written: each task zeroes the planes it gets before scattering into them,
+    // and `for_each_chunk` gives every plane to a task (or zeroes them all when there is no input).
+    written_buffer(plan.output_shape(), |out| {
+        scatter_planes(x, indices, plan, out, write_zeros)
+    })
 }
 
 /// Unpools `x` into `out`, which must hold `plan.output_len()` zeros (for reusing a buffer).
@@ -25,6 +35,23 @@ pub(crate) fn unpool_forward_into<E: Value, I: IndexValue>(
     plan: &UnpoolPlan,
     out: &mut [E],
 ) -> Result<(), UnpoolError> {
+    scatter_planes(x, indices, plan, out, |zeros| zeros)
+}
+
+/// Scatters `x` into `out` plane by plane; `zeroed` turns a task's planes of `out` into zeros it
+/// can write (a no-op where `out` already holds zeros).
+fn scatter_planes<C, E, I>(
+    x: &[E],
+    indices: &[I],
+    plan: &UnpoolPlan,
+    out: &mut [C],
+    zeroed: impl Fn(&mut [C]) -> &mut [E] + Sync,
+) -> Result<(), UnpoolError>
+where
+    C: Zeroable + Copy + Send,
+    E: Value,
+    I: IndexValue,
+{
     assert_eq!(
         (x.len(), indices.len(), out.len()),
         (plan.input_len(), plan.input_len(), plan.output_len()),
@@ -35,6 +62,7 @@ pub(crate) fn unpool_forward_into<E: Value, I: IndexValue>(
     for_each_chunk(plan, out, plan.output_plane_len(), |planes, out, window| {
         let range = planes.start * in_plane..planes.end * in_plane;
         let (x, indices) = (&x[range.clone()], &indices[range]);
+        let out = zeroed(out);
         with_chunk!(&placement, indices, window, |chunk| chunk.scatter(x, out))
     })
 }
