@@ -21,9 +21,10 @@
 //! cargo run --release -p burn-unpool --example flex_sum --features flex,ndarray -- --runs 20 --batches 1,4,16
 //! ```
 //!
-//! burn-unpool depends on `burn` without its default features, so this build's Flex has neither
-//! its `simd` nor its `rayon` feature; the same file built as the `main.rs` of a crate with Burn's
-//! default features times Flex with both.
+//! burn-unpool's examples build Burn with its `simd` and `rayon` features, as Burn's default
+//! features have them, so this build times Flex with both; the same file built as the `main.rs` of
+//! a crate whose `burn` line has `default-features = false` (and neither feature) times Flex
+//! without them.
 
 // Device::ndarray is deprecated in Burn 0.22 but still shipped.
 #![allow(deprecated)]
