@@ -30,6 +30,8 @@ pools), between buffers allocated once; "ours/copy" is the op's time as a multip
 
 Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu] [--calls 50]
     [--pools] [--only s1,v1]  (only the workloads of these names)
+    [--repeat 3]       (CPU tables: each cell the median of 3 runs, ours and the peers' alternated;
+                        "torch/ours per run" gives the forward ratio of each run)
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
                         it must be built with `--features wgpu`)
 Needs: numpy, onnx, onnxruntime, torch (see tests/scripts/README.md); `--gpu` needs torch with CUDA
@@ -125,6 +127,11 @@ def peers(batch, runs, threads):
         rows[(name, "pytorch_forward")], rows[(name, "pytorch_backward")] = fwd, bwd
         rows[(name, "pytorch_step")] = step
     return rows
+
+
+def median_of_runs(runs):
+    """Each key's median over `runs` (dicts of medians in ms, one per run of the same workloads)."""
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
 def stage_values(shape):
@@ -369,14 +376,39 @@ def gpu_pools_table(args):
             print("| " + " | ".join(cells) + " |")
 
 
+def pool_peers(batches, runs):
+    """PyTorch's medians (forward, forward + backward, step) and the copy anchor of every pool
+    workload of `pools_table`, keyed like `ours_pools`' rows."""
+    rows = {}
+    dims = lambda shape: str(list(shape)).replace(" ", "").replace(",", ", ")
+    workloads = [((b, c, h, w), 2, 2, 0) for b in batches for _, c, h, w in POOL_STAGES]
+    workloads += [(shape, k, s, p) for _, shape, k, s, p in VOLUMES]
+    for shape, k, s, p in workloads:
+        key = dims(shape)
+        tf, tfb, ts = torch_pool_medians(shape, k, s, p, runs)
+        rows[(key, "torch_forward")], rows[(key, "torch_forward_backward")], rows[(key, "torch_step")] = tf, tfb, ts
+        out_shape = shape[:2] + tuple((d + 2 * p - k) // s + 1 for d in shape[2:])
+        rows[(key, "copy")] = copy_ms(shape, out_shape, runs)
+    return rows
+
+
 def pools_table(args):
     threads = os.cpu_count()
     torch.set_num_threads(threads)
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} "
-          f"({threads} threads); medians of {args.runs} runs, f32, ms; ours and Burn's: Flex / NdArray")
-    mine = ours_pools(args.batches, args.runs, args.pools_binary, calls=args.calls)
+          f"({threads} threads); medians of {args.runs} runs, f32, ms; ours and Burn's: Flex / NdArray; "
+          f"each cell the median of {args.repeat} such runs (ours, then PyTorch's, alternated)")
+    batches = [int(b) for b in args.batches.split(",")]
+    runs = []
+    for _ in range(args.repeat):
+        runs.append((ours_pools(args.batches, args.runs, args.pools_binary, calls=args.calls),
+                     pool_peers(batches, args.runs)))
+    mine, theirs = median_of_runs([run[0] for run in runs]), median_of_runs([run[1] for run in runs])
+    # The faster device's forward in each run, against PyTorch's in the same run.
+    fastest = lambda run, key: min(run[0][(key, "ours_forward", "flex")], run[0][(key, "ours_forward", "ndarray")])
+    torch_per_run = lambda key: "/".join(f'{run[1][(key, "torch_forward")] / fastest(run, key):.2f}' for run in runs)
     dims = lambda shape: str(list(shape)).replace(" ", "")
-    header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours", "copy", "ours/copy",
+    header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours", "torch/ours per run", "copy", "ours/copy",
               "ours fwd+bwd", "burn fwd+bwd", "torch fwd+bwd", "burn/ours", "torch/ours", "ours step", "burn step",
               "torch step", "torch/ours step", "Burn's loss+read")
     print("| " + " | ".join(header) + " |")
@@ -388,12 +420,12 @@ def pools_table(args):
             m = lambda what, backend: mine[(key, what, backend)]
             pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
             best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
-            tf, tfb, ts = torch_pool_medians(shape, 2, 2, 0, args.runs)
+            tf, tfb, ts = (theirs[(key, what)] for what in ("torch_forward", "torch_forward_backward", "torch_step"))
             of, ofb = best("ours_forward"), best("ours_forward_backward")
             bf, bfb = best("burn_forward"), best("burn_forward_backward")
-            copy = copy_ms(shape, (batch, c, h // 2, w // 2), args.runs)
+            copy = theirs[(key, "copy")]
             cells = [name, key, pair("ours_forward"), pair("burn_forward"), f"{tf:.2f}", f"{bf / of:.2f}x",
-                     f"{tf / of:.2f}x", f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("burn_forward_backward"), f"{tfb:.2f}",
+                     f"{tf / of:.2f}x", torch_per_run(key), f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("burn_forward_backward"), f"{tfb:.2f}",
                      f"{bfb / ofb:.2f}x", f"{tfb / ofb:.2f}x", pair("ours_step"), pair("burn_step"), f"{ts:.2f}",
                      f'{ts / best("ours_step"):.2f}x', pair("step_loss_and_read")]
             print("| " + " | ".join(cells) + " |")
@@ -412,7 +444,7 @@ def pools_table(args):
                      f'{best("onnx_forward") / best("ours_forward"):.2f}x', pair("onnx_int_forward"),
                      f'{best("onnx_int_forward") / best("onnx_forward"):.2f}x']
             print("| " + " | ".join(cells) + " |")
-    header = ("shape", "x", "pool", "ours fwd", "composed fwd", "torch fwd", "torch/ours", "copy", "ours/copy",
+    header = ("shape", "x", "pool", "ours fwd", "composed fwd", "torch fwd", "torch/ours", "torch/ours per run", "copy", "ours/copy",
               "ours fwd+bwd", "composed fwd+bwd", "torch fwd+bwd", "torch/ours", "ours step", "torch step",
               "torch/ours step", "Burn's loss+read")
     print()
@@ -423,12 +455,11 @@ def pools_table(args):
         m = lambda what, backend: mine[(key, what, backend)]
         pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
         best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
-        tf, tfb, ts = torch_pool_medians(shape, k, s, p, args.runs)
+        tf, tfb, ts = (theirs[(key, what)] for what in ("torch_forward", "torch_forward_backward", "torch_step"))
         of, ofb = best("ours_forward"), best("ours_forward_backward")
-        out_shape = shape[:2] + tuple((d + 2 * p - k) // s + 1 for d in shape[2:])
-        copy = copy_ms(shape, out_shape, args.runs)
+        copy = theirs[(key, "copy")]
         cells = [name, key, f"k{k} s{s} p{p}", pair("ours_forward"), pair("composed_forward"), f"{tf:.2f}",
-                 f"{tf / of:.2f}x", f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("composed_forward_backward"), f"{tfb:.2f}",
+                 f"{tf / of:.2f}x", torch_per_run(key), f"{copy:.2f}", f"{of / copy:.2f}x", pair("ours_forward_backward"), pair("composed_forward_backward"), f"{tfb:.2f}",
                  f"{tfb / ofb:.2f}x", pair("ours_step"), f"{ts:.2f}", f'{ts / best("ours_step"):.2f}x',
                  pair("step_loss_and_read")]
         print("| " + " | ".join(cells) + " |")
@@ -444,6 +475,9 @@ def main():
     parser.add_argument("--pools", action="store_true")
     parser.add_argument("--pools-binary")
     parser.add_argument("--only")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="CPU tables: run ours and the peers this many times, alternated, and show each "
+                             "cell's median over the runs")
     args = parser.parse_args()
     if args.pools and args.gpu:
         gpu_pools_table(args)
@@ -458,21 +492,25 @@ def main():
 
     threads = os.cpu_count()
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
-          f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32")
-    header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "naive/ours",
+          f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32; "
+          f"each cell the median of {args.repeat} such runs (ours, then the peers', alternated)")
+    header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "torch/ours per run", "naive/ours",
               "copy", "ours fwd/copy", "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled", "ours step", "torch step",
               "torch/ours step", "Burn's loss+read")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
-        mine = ours(batch, args.runs, False, args.timings)
-        theirs = peers(batch, args.runs, threads)
+        runs = [(ours(batch, args.runs, False, args.timings), peers(batch, args.runs, threads))
+                for _ in range(args.repeat)]
+        mine, theirs = median_of_runs([run[0] for run in runs]), median_of_runs([run[1] for run in runs])
         for name, *_ in STAGES:
+            fastest = lambda run: min(run[(name, "forward@flex@i32@latency")], run[(name, "forward@ndarray@i64@latency")])
+            torch_per_run = "/".join(f'{peer[(name, "pytorch_forward")] / fastest(own):.2f}' for own, peer in runs)
             best = lambda what: min(mine[(name, f"{what}@flex@i32@latency")], mine[(name, f"{what}@ndarray@i64@latency")])
             fwd, bwd, pooled, naive = best("forward"), best("backward"), best("backward_pooled"), best("forward_naive")
             o, t, tb = theirs[(name, "onnxruntime_forward")], theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
             copy = mine[(name, "copy_same_bytes@memory@i32@latency")]
-            cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", f"{naive / fwd:.1f}x",
+            cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", torch_per_run, f"{naive / fwd:.1f}x",
                      f"{copy:.2f}", f"{fwd / copy:.2f}x", f"{bwd:.2f}", f"{pooled:.2f}", f"{tb:.2f}", f"{tb / pooled:.2f}x",
                      f'{best("step"):.2f}', f'{theirs[(name, "pytorch_step")]:.2f}',
                      f'{theirs[(name, "pytorch_step")] / best("step"):.2f}x', f'{best("step_loss_and_read"):.2f}']
