@@ -55,6 +55,8 @@ pub(crate) fn written_buffer<T: Copy>(
 /// heap memory, which `calloc` zeroes with one `memset` on the calling thread before the parallel
 /// kernel starts (a third of SegNet s3's batch-1 forward here): the kernels zero those planes
 /// themselves ([`write_zeros`]), each in the task that then writes it, while it is in cache.
+/// The threshold is glibc's; with another allocator the answer is only a matter of speed, since
+/// both paths give zeros.
 pub(crate) fn zeroed_by_the_os(bytes: usize) -> bool {
     bytes >= HUGE_PAGE_THRESHOLD
 }

@@ -315,14 +315,8 @@ pub(crate) fn max_pool_backward<T: PoolValue + Add<Output = T>, I: PoolIndex>(
     indices: &[I],
     plan: &PoolPlan,
 ) -> Result<Vec<T>, UnpoolError> {
-    let (planes, out_plane) = (plan.planes(), plan.output_plane_len());
-    assert_eq!(
-        (grad.len(), indices.len()),
-        (planes * out_plane, planes * out_plane),
-        "max_pool_backward: buffers of the wrong length for the plan"
-    );
     let shape = plan.input_shape();
-    let bytes = (planes * plan.input_plane_len()).saturating_mul(size_of::<T>());
+    let bytes = (plan.planes() * plan.input_plane_len()).saturating_mul(size_of::<T>());
     if zeroed_by_the_os(bytes) {
         let mut dx = zeroed_buffer::<T>(shape)?;
         add_windows(grad, indices, plan, &mut dx, |zeros| zeros);
@@ -349,7 +343,17 @@ fn add_windows<C, T, I>(
     T: PoolValue + Add<Output = T>,
     I: PoolIndex,
 {
-    let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
+    let (planes, in_plane, out_plane) = (
+        plan.planes(),
+        plan.input_plane_len(),
+        plan.output_plane_len(),
+    );
+    // Every plane of `dx` meets its gradient and indices below, so each is zeroed.
+    assert_eq!(
+        (dx.len(), grad.len(), indices.len()),
+        (planes * in_plane, planes * out_plane, planes * out_plane),
+        "max_pool_backward: buffers of the wrong length for the plan"
+    );
     if dx.is_empty() || out_plane == 0 {
         dx.fill(C::zeroed());
         return;
@@ -380,23 +384,31 @@ mod tests {
     use crate::kernel::runs_sequentially;
     use crate::pool::{PoolPlan, PoolSpec};
 
-    /// The gradient's planes are zeroed by the tasks that add into them: whatever recycled
-    /// memory held, the positions no window chose are zero.
+    /// The gradient's planes are zeroed by the tasks that add into them: whatever the memory
+    /// held (cells of junk here, initialised so that reading them back is defined), the
+    /// positions no window chose are zero; the backward itself gives the same.
     #[test]
-    fn a_gradient_in_recycled_memory_is_zero_where_no_window_chose() {
+    fn junk_comes_out_zero_where_no_window_chose() {
         let pool = PoolSpec::from_pool(&MaxPoolOptions::new([2, 2]).with_stride([2, 2]));
         let shape = [2, 4, 64, 64];
         let plan = PoolPlan::new(&shape, &pool, DType::I64).unwrap();
         let len: usize = shape.iter().product();
+        assert!(!runs_sequentially(len));
         let x: Vec<f32> = (0..len).map(|i| ((i * 7919) % 1009) as f32).collect();
         let (values, indices) = max_pool::<f32, i64>(&x, &plan).unwrap();
         let grad = vec![1.0f32; values.len()];
-        for _ in 0..4 {
-            drop(vec![f32::NAN; len]);
-            let dx = max_pool_backward::<f32, i64>(&grad, &indices, &plan).unwrap();
-            assert_eq!(dx.iter().filter(|&&g| g == 1.0).count(), values.len());
-            assert_eq!(dx.iter().filter(|&&g| g == 0.0).count(), len - values.len());
-        }
+        let mut cells = vec![core::mem::MaybeUninit::new(f32::NAN); len];
+        super::add_windows(&grad, &indices, &plan, &mut cells, super::write_zeros);
+        // SAFETY: every cell was initialised above, and the op writes only `f32`s into them.
+        let dx: Vec<f32> = cells
+            .iter()
+            .map(|cell| unsafe { cell.assume_init() })
+            .collect();
+        assert_eq!(dx.iter().filter(|&&g| g == 1.0).count(), values.len());
+        assert_eq!(dx.iter().filter(|&&g| g == 0.0).count(), len - values.len());
+        drop(vec![f32::NAN; len]);
+        let backward = max_pool_backward::<f32, i64>(&grad, &indices, &plan).unwrap();
+        assert_eq!(backward, dx);
     }
 
     /// A tensor large enough for the thread pool gives, plane by plane, what each plane gives

@@ -82,3 +82,59 @@ impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use core::mem::MaybeUninit;
+
+    use super::*;
+    use crate::MaxUnpoolOptions;
+
+    /// `scatter_planes` into cells of junk, as the forward's recycled memory may hold: the cells
+    /// are initialised (with `u32::MAX`), so reading them back is defined whatever was written.
+    fn scatter_into_junk(x: &[u32], indices: &[i64], plan: &UnpoolPlan) -> Vec<u32> {
+        let mut cells = vec![MaybeUninit::new(u32::MAX); plan.output_len()];
+        scatter_planes(x, indices, plan, &mut cells, write_zeros).unwrap();
+        // SAFETY: every cell was initialised above, and the op writes only `u32`s into them.
+        cells
+            .iter()
+            .map(|cell| unsafe { cell.assume_init() })
+            .collect()
+    }
+
+    /// Each task zeroes its planes before writing into them: whatever the memory held, every
+    /// position no index reaches is zero (planes enough for the thread pool to split them).
+    #[test]
+    fn junk_comes_out_zero_where_no_index_lands() {
+        let (planes, side) = (8, 64);
+        let half = [1, planes, side / 2, side / 2];
+        let plan = UnpoolPlan::new(&half, &half, &MaxUnpoolOptions::new([2, 2])).unwrap();
+        assert!(!crate::kernel::runs_sequentially(plan.output_len()));
+        let x: Vec<u32> = (1..=plan.input_len() as u32).collect();
+        // The top-left corner of each 2 x 2 window, per plane.
+        let indices: Vec<i64> = (0..plan.input_len())
+            .map(|i| {
+                let (row, col) = ((i / (side / 2)) % (side / 2), i % (side / 2));
+                (2 * row * side + 2 * col) as i64
+            })
+            .collect();
+        let out = scatter_into_junk(&x, &indices, &plan);
+        for (at, &v) in out.iter().enumerate() {
+            let (row, col) = ((at / side) % side, at % side);
+            assert_eq!(v == 0, row % 2 == 1 || col % 2 == 1, "output {at}: {v}");
+        }
+        // And the forward itself, through whichever buffer the allocator gives.
+        drop(vec![u32::MAX; plan.output_len()]);
+        assert_eq!(unpool_forward(&x, &indices, &plan).unwrap(), out);
+    }
+
+    /// No input values but an output of some size (one past the default): all zeros, written.
+    #[test]
+    fn an_output_without_input_is_all_zeros() {
+        let options = MaxUnpoolOptions::new([2]).with_output_size([1]);
+        let plan = UnpoolPlan::new(&[1, 3, 0], &[1, 3, 0], &options).unwrap();
+        assert_eq!(plan.output_len(), 3);
+        assert_eq!(scatter_into_junk(&[], &[], &plan), [0; 3]);
+        assert_eq!(unpool_forward::<u32, i64>(&[], &[], &plan).unwrap(), [0; 3]);
+    }
+}
