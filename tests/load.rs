@@ -252,6 +252,7 @@ fn the_shared_types_are_send_and_sync() {
 }
 
 /// How far resident memory may grow over a soak once warm.
+#[cfg(target_os = "linux")]
 const SOAK_GROWTH_KIB: u64 = 1024;
 
 /// The process's resident memory in KiB (Linux's `/proc/self/status`).
