@@ -279,6 +279,11 @@ POOL_STAGES = [("s1", 64, 360, 480), ("s2", 128, 180, 240), ("s3", 256, 90, 120)
 VOLUMES = [("v1", (1, 16, 32, 64, 64), 2, 2, 0), ("v2", (2, 32, 16, 32, 32), 2, 2, 0), ("v3", (1, 16, 32, 32, 32), 3, 2, 1)]
 
 
+def pool_key(shape):
+    """A pool workload's shape as the `pools` bench writes it in its JSON rows: `[1, 64, 360, 480]`."""
+    return str(list(shape)).replace(" ", "").replace(",", ", ")
+
+
 def torch_pool_medians(shape, kernel, stride, padding, runs, device=None, calls=1, with_step=True):
     """Median ms per call of PyTorch's max pool with indices on `device` (the CPU by default):
     forward, forward + autograd backward, and (`with_step`) a training step's share; `calls` calls,
@@ -346,7 +351,6 @@ def gpu_pools_table(args):
           f"latency only")
     print()
     mine = ours_pools(args.batches, args.runs, args.pools_binary, True, args.calls, args.only)
-    dims = lambda shape: str(list(shape)).replace(" ", "").replace(",", ", ")
     header = ("shape", "x", "pool", "mode", "ours fwd", "peer fwd", "torch fwd", "peer/ours", "torch/ours",
               "ours fwd+bwd", "peer fwd+bwd", "torch fwd+bwd", "peer/ours", "torch/ours", "ours step",
               "torch step", "torch/ours step")
@@ -358,7 +362,7 @@ def gpu_pools_table(args):
     for name, shape, k, s, p, peer in workloads:
         if not wanted(name, args.only):
             continue
-        key = dims(shape)
+        key = pool_key(shape)
         for mode, calls in (("latency", 1), ("throughput", args.calls)):
             suffix = () if mode == "latency" else (mode,)
             m = lambda what: mine[(key, what, "wgpu") + suffix]
@@ -380,11 +384,10 @@ def pool_peers(batches, runs):
     """PyTorch's medians (forward, forward + backward, step) and the copy anchor of every pool
     workload of `pools_table`, keyed like `ours_pools`' rows."""
     rows = {}
-    dims = lambda shape: str(list(shape)).replace(" ", "").replace(",", ", ")
     workloads = [((b, c, h, w), 2, 2, 0) for b in batches for _, c, h, w in POOL_STAGES]
     workloads += [(shape, k, s, p) for _, shape, k, s, p in VOLUMES]
     for shape, k, s, p in workloads:
-        key = dims(shape)
+        key = pool_key(shape)
         tf, tfb, ts = torch_pool_medians(shape, k, s, p, runs)
         rows[(key, "torch_forward")], rows[(key, "torch_forward_backward")], rows[(key, "torch_step")] = tf, tfb, ts
         out_shape = shape[:2] + tuple((d + 2 * p - k) // s + 1 for d in shape[2:])
@@ -407,7 +410,6 @@ def pools_table(args):
     # The faster device's forward in each run, against PyTorch's in the same run.
     fastest = lambda run, key: min(run[0][(key, "ours_forward", "flex")], run[0][(key, "ours_forward", "ndarray")])
     torch_per_run = lambda key: "/".join(f'{run[1][(key, "torch_forward")] / fastest(run, key):.2f}' for run in runs)
-    dims = lambda shape: str(list(shape)).replace(" ", "")
     header = ("shape", "x", "ours fwd", "burn fwd", "torch fwd", "burn/ours", "torch/ours", "torch/ours per run", "copy", "ours/copy",
               "ours fwd+bwd", "burn fwd+bwd", "torch fwd+bwd", "burn/ours", "torch/ours", "ours step", "burn step",
               "torch step", "torch/ours step", "Burn's loss+read")
@@ -416,7 +418,7 @@ def pools_table(args):
     for batch in [int(b) for b in args.batches.split(",")]:
         for name, c, h, w in POOL_STAGES:
             shape = (batch, c, h, w)
-            key = dims(shape).replace(",", ", ")
+            key = pool_key(shape)
             m = lambda what, backend: mine[(key, what, backend)]
             pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
             best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
@@ -436,7 +438,7 @@ def pools_table(args):
     print("|" + "---|" * len(header))
     for batch in [int(b) for b in args.batches.split(",")]:
         for name, c, h, w in POOL_STAGES:
-            key = dims((batch, c, h, w)).replace(",", ", ")
+            key = pool_key((batch, c, h, w))
             m = lambda what, backend: mine[(key, what, backend)]
             pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
             best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
@@ -451,7 +453,7 @@ def pools_table(args):
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for name, shape, k, s, p in VOLUMES:
-        key = dims(shape).replace(",", ", ")
+        key = pool_key(shape)
         m = lambda what, backend: mine[(key, what, backend)]
         pair = lambda what: f'{m(what, "flex"):.2f} / {m(what, "ndarray"):.2f}'
         best = lambda what: min(m(what, "flex"), m(what, "ndarray"))
