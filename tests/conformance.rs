@@ -3,41 +3,11 @@
 //! every device, with i32 and i64 indices, and for integer values with unsigned indices.
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
-use burn_unpool::onnx::{MaxUnpoolAttributes, OutputShapeRule, max_unpool_onnx};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
 use burn_unpool_tests::{
-    Case, Direction, INTEGER_DTYPES, assert_bit_equal, conformance_cases, data_from_bits, devices,
+    Direction, INTEGER_DTYPES, assert_bit_equal, conformance_cases, data_from_bits, devices,
     f32_data, reference_backward, reference_forward, reference_targets, run,
 };
-
-fn forward(case: &Case, dtype: DType, device: &burn::tensor::Device) -> TensorData {
-    match &case.onnx_output_shape {
-        None => run(
-            Direction::Forward,
-            case.x_data(),
-            case.indices_data(dtype),
-            &case.geometry(),
-            case.layout(),
-            device,
-        ),
-        Some(shape) => {
-            let pads = case
-                .padding
-                .iter()
-                .map(|p| p.0)
-                .chain(case.padding.iter().map(|p| p.1))
-                .collect();
-            // Recorded from the ONNX reference: its rule.
-            let attributes = MaxUnpoolAttributes::new(case.kernel.clone())
-                .with_rule(OutputShapeRule::Reference)
-                .with_strides(case.stride.clone())
-                .with_pads(pads);
-            let x = Tensor::<4>::from_data(case.x_data(), device);
-            let indices = Tensor::<4, Int>::from_data(case.indices_data(dtype), (device, dtype));
-            max_unpool_onnx(x, indices, &attributes, Some(shape)).into_data()
-        }
-    }
-}
 
 #[test]
 fn recorded_cases_match_bit_for_bit() {
@@ -47,7 +17,7 @@ fn recorded_cases_match_bit_for_bit() {
         let expected = f32_data(&case.expected, &case.output_shape);
         for (device_name, device) in devices() {
             for dtype in [DType::I32, DType::I64] {
-                let actual = forward(case, dtype, &device);
+                let actual = case.forward(dtype, &device);
                 assert_bit_equal(
                     &actual,
                     &expected,

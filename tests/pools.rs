@@ -9,102 +9,24 @@ use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::nn::{MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool3dConfig};
 use burn_unpool::onnx::{AutoPad, MaxPoolAttributes, max_pool_onnx};
 use burn_unpool::{
-    IndexLayout, MaxUnpoolOptions, max_pool_with_indices, max_pool3d_with_indices, max_unpool,
-    max_unpool3d,
+    IndexLayout, MaxUnpoolOptions, max_pool3d_with_indices, max_unpool, max_unpool3d,
 };
 use burn_unpool_tests::{
-    INTEGER_DTYPES, assert_bit_equal, data_from_bits, devices, devices_holding, on_both_routes,
-    outcome, recorded_cases, reference_forward, reference_targets,
+    INTEGER_DTYPES, RecordedPool, assert_bit_equal, devices, devices_holding, on_both_routes,
+    outcome, pool_cases, reference_forward, reference_targets,
 };
-use serde::Deserialize;
-
-/// One recorded `torch.nn.functional.max_pool{1,2,3}d(..., return_indices=True)` call.
-#[derive(Deserialize)]
-struct Recorded {
-    name: String,
-    shape: Vec<usize>,
-    kernel: Vec<usize>,
-    stride: Vec<usize>,
-    padding: Vec<usize>,
-    dilation: Vec<usize>,
-    ceil_mode: bool,
-    /// f32 bit patterns.
-    x: Vec<u64>,
-    pooled_shape: Vec<usize>,
-    pooled: Vec<u64>,
-    indices: Vec<i64>,
-    grad_output: Vec<u64>,
-    grad_x: Vec<u64>,
-}
-
-impl Recorded {
-    fn options<const D: usize>(&self) -> MaxPoolOptions<D> {
-        let array = |v: &[usize]| -> [usize; D] { v.try_into().expect("one value per axis") };
-        MaxPoolOptions::new(array(&self.kernel))
-            .with_stride(array(&self.stride))
-            .with_padding(array(&self.padding))
-            .with_dilation(array(&self.dilation))
-            .with_ceil_mode(self.ceil_mode)
-    }
-
-    fn f32(&self, bits: &[u64], shape: &[usize]) -> TensorData {
-        data_from_bits(bits, shape, DType::F32)
-    }
-
-    fn indices(&self) -> TensorData {
-        TensorData::new(self.indices.clone(), self.pooled_shape.clone())
-    }
-}
-
-fn cases() -> Vec<Recorded> {
-    recorded_cases(include_str!("data/pools.json"))
-}
 
 fn i64_data<const R: usize>(tensor: Tensor<R, Int>) -> TensorData {
     tensor.into_data().convert::<i64>()
 }
 
-/// Calls `$f::<D, R>(args)` for the rank of `$shape`.
-macro_rules! at_rank {
-    ($shape:expr, $f:ident($($arg:expr),*)) => {
-        match $shape.len() {
-            3 => $f::<1, 3>($($arg),*),
-            4 => $f::<2, 4>($($arg),*),
-            5 => $f::<3, 5>($($arg),*),
-            rank => panic!("no pool of rank {rank}"),
-        }
-    };
-}
-
-/// The pooled values and the indices of `case` on `device`, checking the indices' input size.
-fn pool<const D: usize, const R: usize>(
-    case: &Recorded,
-    device: &Device,
-) -> (TensorData, TensorData) {
-    let x = Tensor::<R>::from_data(case.f32(&case.x, &case.shape), device);
-    let (pooled, indices) = max_pool_with_indices(x, case.options::<D>());
-    assert_eq!(indices.input_size(), &case.shape[2..], "{}", case.name);
-    (pooled.into_data(), i64_data(indices.into_tensor()))
-}
-
-/// The gradient of `sum(pooled * grad_output)` for `x`.
-fn gradient<const D: usize, const R: usize>(case: &Recorded, device: &Device) -> TensorData {
-    let autodiff = device.clone().autodiff();
-    let x = Tensor::<R>::from_data(case.f32(&case.x, &case.shape), &autodiff).require_grad();
-    let (pooled, _) = max_pool_with_indices(x.clone(), case.options::<D>());
-    let grad_output =
-        Tensor::<R>::from_data(case.f32(&case.grad_output, &case.pooled_shape), &autodiff);
-    let grads = (pooled * grad_output).sum().backward();
-    x.grad(&grads).expect("a gradient for x").into_data()
-}
-
 #[test]
 fn max_pools_match_pytorch_on_every_device_and_route() {
-    for case in cases() {
+    for case in pool_cases() {
         for (name, device) in devices() {
             on_both_routes(|route| {
                 let context = format!("{} on {name}, {route}", case.name);
-                let (pooled, indices) = at_rank!(case.shape, pool(&case, &device));
+                let (pooled, indices) = case.pool_on(&device);
                 let expected = case.f32(&case.pooled, &case.pooled_shape);
                 assert_bit_equal(&pooled, &expected, &context);
                 assert_eq!(indices, case.indices(), "{context}");
@@ -115,11 +37,11 @@ fn max_pools_match_pytorch_on_every_device_and_route() {
 
 #[test]
 fn max_pool_gradients_match_pytorch_autograd_on_every_device_and_route() {
-    for case in cases() {
+    for case in pool_cases() {
         for (name, device) in devices() {
             on_both_routes(|route| {
                 let context = format!("{} on {name}, {route}", case.name);
-                let dx = at_rank!(case.shape, gradient(&case, &device));
+                let dx = case.gradient_on(&device);
                 // Integer gradients (-4..=4) sum exactly, in any order; an upstream -0.0 comes
                 // back as +0.0 (a sum into zeros), as in PyTorch.
                 assert_bit_equal(&dx, &case.f32(&case.grad_x, &case.shape), &context);
@@ -129,8 +51,10 @@ fn max_pool_gradients_match_pytorch_autograd_on_every_device_and_route() {
 }
 
 /// The recorded 3-d cases, whose geometry the 3-d module takes.
-fn cases_3d() -> impl Iterator<Item = Recorded> {
-    cases().into_iter().filter(|case| case.shape.len() == 5)
+fn cases_3d() -> impl Iterator<Item = RecordedPool> {
+    pool_cases()
+        .into_iter()
+        .filter(|case| case.shape.len() == 5)
 }
 
 fn triple(values: &[usize]) -> [usize; 3] {

@@ -5,9 +5,14 @@
 #![allow(deprecated)]
 
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn_unpool::onnx::{MaxUnpoolAttributes, OutputShapeRule, max_unpool_onnx};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool, max_unpool_backward};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+
+mod recorded_pools;
+
+pub use recorded_pools::{RecordedPool, pool_cases};
 
 /// Every device the suites run on, by name: the CPU backends, and with the `wgpu` feature the
 /// default wgpu adapter (a software Vulkan driver in CI).
@@ -181,9 +186,37 @@ impl Case {
         f32_data(&self.x, &self.input_shape)
     }
 
-    /// The indices as data of `dtype` (I32 or I64).
+    /// The indices as data of `dtype` (any integer dtype: the recorded indices are small and non-negative).
     pub fn indices_data(&self, dtype: DType) -> TensorData {
         TensorData::new(self.indices.clone(), self.input_shape.clone()).convert_dtype(dtype)
+    }
+
+    /// The case's output on `device` with indices of `dtype`: the functions, or for a case
+    /// recorded from the ONNX reference, the ONNX door with the reference's `output_shape` rule.
+    pub fn forward(&self, dtype: DType, device: &Device) -> TensorData {
+        let Some(shape) = &self.onnx_output_shape else {
+            return run(
+                Direction::Forward,
+                self.x_data(),
+                self.indices_data(dtype),
+                &self.geometry(),
+                self.layout(),
+                device,
+            );
+        };
+        let pads = self
+            .padding
+            .iter()
+            .map(|p| p.0)
+            .chain(self.padding.iter().map(|p| p.1))
+            .collect();
+        let attributes = MaxUnpoolAttributes::new(self.kernel.clone())
+            .with_rule(OutputShapeRule::Reference)
+            .with_strides(self.stride.clone())
+            .with_pads(pads);
+        let x = Tensor::<4>::from_data(self.x_data(), device);
+        let indices = Tensor::<4, Int>::from_data(self.indices_data(dtype), (device, dtype));
+        max_unpool_onnx(x, indices, &attributes, Some(shape)).into_data()
     }
 }
 
