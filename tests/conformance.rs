@@ -5,8 +5,9 @@
 use burn::tensor::{DType, Int, Tensor, TensorData};
 use burn_unpool::{IndexLayout, MaxUnpoolOptions, max_unpool1d, max_unpool2d};
 use burn_unpool_tests::{
-    Direction, INTEGER_DTYPES, assert_bit_equal, conformance_cases, data_from_bits, devices,
-    f32_data, reference_backward, reference_forward, reference_targets, run,
+    Direction, INTEGER_DTYPES, assert_bit_equal, assert_recorded_cases_hold_for_integer_values,
+    assert_recorded_gradients, conformance_cases, devices, f32_data, reference_backward,
+    reference_forward, reference_targets, run,
 };
 
 #[test]
@@ -31,75 +32,20 @@ fn recorded_cases_match_bit_for_bit() {
     }
 }
 
-/// The op copies bits, so the recorded cases hold for integer values too: `x`'s f32 bit patterns
-/// read as integers of each width (truncated or zero-extended; either maps 0 to 0, so it commutes
-/// with the op), with unsigned and signed indices.
+/// The op copies bits, so the recorded cases hold for integer values too, with unsigned and
+/// signed indices.
 #[test]
 fn recorded_cases_hold_for_integer_values() {
-    let as_bits = |values: &[f64], shape: &[usize], dtype: DType| {
-        let bits: Vec<u64> = values
-            .iter()
-            .map(|&v| (v as f32).to_bits().into())
-            .collect();
-        data_from_bits(&bits, shape, dtype)
-    };
-    let cases = conformance_cases();
-    let values = INTEGER_DTYPES;
-    for case in cases.iter().filter(|case| case.onnx_output_shape.is_none()) {
-        for (device_name, device) in devices() {
-            for (value_dtype, index_dtype) in
-                values.iter().zip([DType::U32, DType::U64].iter().cycle())
-            {
-                if !device.supports_dtype(*value_dtype) {
-                    continue;
-                }
-                let actual = run(
-                    Direction::Forward,
-                    as_bits(&case.x, &case.input_shape, *value_dtype),
-                    case.indices_data(*index_dtype),
-                    &case.geometry(),
-                    case.layout(),
-                    &device,
-                );
-                assert_bit_equal(
-                    &actual,
-                    &as_bits(&case.expected, &case.output_shape, *value_dtype),
-                    &format!(
-                        "{} on {device_name}: {value_dtype:?} values, {index_dtype:?} indices",
-                        case.name
-                    ),
-                );
-            }
-        }
-    }
+    let pairs: Vec<(DType, DType)> = INTEGER_DTYPES
+        .into_iter()
+        .zip([DType::U32, DType::U64].into_iter().cycle())
+        .collect();
+    assert_recorded_cases_hold_for_integer_values(&pairs);
 }
 
 #[test]
 fn recorded_pytorch_gradients_match_without_duplicates() {
-    let mut checked = 0;
-    for case in conformance_cases() {
-        let (Some(grad_output), Some(grad_x)) = (&case.grad_output, &case.grad_x) else {
-            continue;
-        };
-        let expected = f32_data(grad_x, &case.input_shape);
-        for (device_name, device) in devices() {
-            let grad = f32_data(grad_output, &case.output_shape);
-            let actual = run(
-                Direction::Backward,
-                grad,
-                case.indices_data(DType::I64),
-                &case.geometry(),
-                case.layout(),
-                &device,
-            );
-            assert_bit_equal(
-                &actual,
-                &expected,
-                &format!("gradient of {} on {device_name}", case.name),
-            );
-        }
-        checked += 1;
-    }
+    let checked = assert_recorded_gradients();
     assert!(
         checked >= 8,
         "only {checked} cases carry a PyTorch gradient"

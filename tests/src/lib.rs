@@ -228,6 +228,76 @@ pub fn f32_data(values: &[f64], shape: &[usize]) -> TensorData {
     )
 }
 
+/// The op copies bits, so the recorded cases hold for integer values too: `x`'s f32 bit patterns
+/// read as integers of the `values` dtype (truncated or zero-extended; either maps 0 to 0, so it
+/// commutes with the op) give the recorded output read the same way, with indices of the
+/// `indices` dtype. Every case the functions run, on every device, for each `(values, indices)`
+/// pair whose values the device computes with.
+pub fn assert_recorded_cases_hold_for_integer_values(pairs: &[(DType, DType)]) {
+    let as_bits = |values: &[f64], shape: &[usize], dtype: DType| {
+        let bits: Vec<u64> = values
+            .iter()
+            .map(|&v| (v as f32).to_bits().into())
+            .collect();
+        data_from_bits(&bits, shape, dtype)
+    };
+    let cases = conformance_cases();
+    for case in cases.iter().filter(|case| case.onnx_output_shape.is_none()) {
+        for (device_name, device) in devices() {
+            for &(values, indices) in pairs {
+                if !device.supports_dtype(values) {
+                    continue;
+                }
+                let actual = run(
+                    Direction::Forward,
+                    as_bits(&case.x, &case.input_shape, values),
+                    case.indices_data(indices),
+                    &case.geometry(),
+                    case.layout(),
+                    &device,
+                );
+                assert_bit_equal(
+                    &actual,
+                    &as_bits(&case.expected, &case.output_shape, values),
+                    &format!(
+                        "{} on {device_name}: {values:?} values, {indices:?} indices",
+                        case.name
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// `max_unpool_backward` of every recorded case with a PyTorch gradient (those without
+/// duplicates) against that gradient, on every device; returns how many cases were checked.
+pub fn assert_recorded_gradients() -> usize {
+    let mut checked = 0;
+    for case in conformance_cases() {
+        let (Some(grad_output), Some(grad_x)) = (&case.grad_output, &case.grad_x) else {
+            continue;
+        };
+        let expected = f32_data(grad_x, &case.input_shape);
+        for (device_name, device) in devices() {
+            let actual = run(
+                Direction::Backward,
+                f32_data(grad_output, &case.output_shape),
+                case.indices_data(DType::I64),
+                &case.geometry(),
+                case.layout(),
+                &device,
+            );
+            assert_bit_equal(
+                &actual,
+                &expected,
+                &format!("gradient of {} on {device_name}", case.name),
+            );
+        }
+        checked += 1;
+    }
+    checked
+}
+
 /// The recorded conformance table.
 pub fn conformance_cases() -> Vec<Case> {
     recorded_cases(include_str!("../data/conformance.json"))

@@ -6,7 +6,7 @@
 //! A panic in `wasm32-unknown-unknown` aborts the module (there is no unwinding), so a refusal
 //! surfaces as a trap carrying the panic's message; `wasm-bindgen-test` runs each test as its own
 //! call, so a test that expects the trap (`should_panic`) checks the message and the next one
-//! goes on. [`UnpoolPlan::new`](burn_unpool::UnpoolPlan::new) gives the same refusals as values.
+//! goes on. `UnpoolPlan::new` gives the same refusals as values.
 #![cfg(all(test, target_arch = "wasm32"))]
 
 mod pools;
