@@ -14,11 +14,14 @@ mod recorded_pools;
 
 pub use recorded_pools::{RecordedPool, pool_cases};
 
-/// Every device the suites run on, by name: the CPU backends, and with the `wgpu` feature the
-/// default wgpu adapter (a software Vulkan driver in CI).
+/// Every device the suites run on, by name: the CPU backends (NdArray with the `ndarray` feature,
+/// a default one), and with the `wgpu` feature the default wgpu adapter (a software Vulkan driver
+/// in CI).
 pub fn devices() -> Vec<(&'static str, Device)> {
-    #[cfg_attr(not(feature = "wgpu"), allow(unused_mut))]
-    let mut devices = vec![("flex", Device::flex()), ("ndarray", Device::ndarray())];
+    #[cfg_attr(not(any(feature = "ndarray", feature = "wgpu")), allow(unused_mut))]
+    let mut devices = vec![("flex", Device::flex())];
+    #[cfg(feature = "ndarray")]
+    devices.push(("ndarray", Device::ndarray()));
     #[cfg(feature = "wgpu")]
     devices.push((
         "wgpu",
