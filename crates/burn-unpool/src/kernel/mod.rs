@@ -12,6 +12,7 @@
 mod buffer;
 mod gather;
 pub(crate) mod host;
+mod parallel;
 mod placement;
 pub(crate) mod pool;
 mod scan;
@@ -19,38 +20,19 @@ mod scatter;
 mod winners;
 
 pub(crate) use gather::unpool_backward;
+pub(crate) use parallel::{for_each_piece, units_per_piece};
 pub(crate) use placement::Placement;
 pub(crate) use scan::first_invalid_index;
 pub(crate) use scatter::{unpool_forward, unpool_forward_into};
 pub(crate) use winners::winners;
 
 use core::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 use bytemuck::Zeroable;
-use rayon::prelude::*;
 
 use crate::error::UnpoolError;
 use crate::{IndexLayout, UnpoolPlan};
-
-/// Work below this many elements runs on the calling thread: handing it to the thread pool costs
-/// more than the work (a pool of one 4 x 4 plane took 17-23 us per call through the thread pool,
-/// 0.9-1.6 us without it, on a 2-core machine).
-const SEQUENTIAL_ELEMENTS: usize = 1 << 14;
-
-/// Whether work over `elements` elements runs on the calling thread ([`SEQUENTIAL_ELEMENTS`]).
-pub(crate) fn runs_sequentially(elements: usize) -> bool {
-    elements < SEQUENTIAL_ELEMENTS
-}
-
-/// The `with_min_len` of a parallel loop whose pieces hold `elements` in all: every piece in one
-/// task for small work ([`runs_sequentially`]), else any split.
-pub(crate) fn min_pieces_per_task(elements: usize) -> usize {
-    if runs_sequentially(elements) {
-        usize::MAX
-    } else {
-        1
-    }
-}
 
 /// A value element type: plain data the kernels copy, shared across threads.
 pub(crate) trait Value: Copy + Zeroable + Send + Sync {}
@@ -220,15 +202,26 @@ where
         skip_outside,
     };
 
-    let min_planes = min_pieces_per_task(out.len() + plan.input_len());
-    let first_error = out
-        .par_chunks_mut(out_plane_len)
-        .with_min_len(min_planes)
-        .enumerate()
-        .map(|(p, out)| chunk(p..p + 1, out, window_of(p)).map_err(|bad| (p, bad)))
-        .filter_map(Result::err)
-        .min_by_key(|(p, _)| *p);
+    let planes_per_piece = units_per_piece(planes, out.len() + plan.input_len());
+    // The first error by plane: a piece stops at its first, whose plane is its lowest.
+    let first_error = Mutex::new(None::<(usize, BadIndex)>);
+    let pieces = out.chunks_mut(out_plane_len * planes_per_piece).enumerate();
+    for_each_piece(pieces, |(piece, out)| {
+        let first_plane = piece * planes_per_piece;
+        for (p, out) in (first_plane..).zip(out.chunks_mut(out_plane_len)) {
+            if let Err(bad) = chunk(p..p + 1, out, window_of(p)) {
+                let mut first = first_error.lock().unwrap_or_else(PoisonError::into_inner);
+                if first.as_ref().is_none_or(|(q, _)| p < *q) {
+                    *first = Some((p, bad));
+                }
+                return;
+            }
+        }
+    });
 
+    let first_error = first_error
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
     let Some((p, bad)) = first_error else {
         return Ok(());
     };

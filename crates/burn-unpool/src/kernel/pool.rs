@@ -12,10 +12,9 @@ use std::ops::Add;
 
 use burn::tensor::{bf16, f16};
 use bytemuck::Pod;
-use rayon::prelude::*;
 
 use super::buffer::{write_zeros, written_buffer, zeroed_buffer, zeroed_by_the_os};
-use super::{min_pieces_per_task, runs_sequentially};
+use super::{for_each_piece, units_per_piece};
 use crate::error::UnpoolError;
 use crate::pool::{AxisWindows, PoolPlan};
 
@@ -256,20 +255,6 @@ fn scan_block<T: PoolValue, const D: usize, const R: usize, const W: usize>(
     (best, best_at)
 }
 
-/// Output rows per parallel task: whole planes when there are many, else slices of planes, so
-/// that a batch of one or a few channels still keeps every thread busy; every row in one task
-/// when the pool reads few elements in all (`reads`), so that a small pool runs on the calling
-/// thread.
-fn rows_per_task(total_rows: usize, reads: usize) -> usize {
-    const TASKS_PER_THREAD: usize = 4;
-    if runs_sequentially(reads) {
-        return total_rows.max(1);
-    }
-    total_rows
-        .div_ceil(rayon::current_num_threads() * TASKS_PER_THREAD)
-        .max(1)
-}
-
 /// The pooled values and their indices (per plane, or global where the plan says), for every
 /// plane of `x`.
 pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
@@ -284,21 +269,20 @@ pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
     let reads = total_rows
         .saturating_mul(row_len)
         .saturating_mul(window_len);
-    let chunk = rows_per_task(total_rows, reads) * row_len;
+    // Whole planes when there are many, else slices of planes, so that a batch of one or a few
+    // channels still keeps every thread busy.
+    let chunk = units_per_piece(total_rows, reads) * row_len;
     let mut indices = Vec::new();
     // Every element of both buffers is written: each output row is one task's (the rows of all
     // tasks cover the output), and each cell of a row gets its window's maximum.
     let values = written_buffer(shape, |values| {
         indices = written_buffer(shape, |indices| {
             if chunk > 0 {
-                values
-                    .par_chunks_mut(chunk)
-                    .zip(indices.par_chunks_mut(chunk))
-                    .enumerate()
-                    .for_each(|(task, (values, indices))| {
-                        let first_row = task * (chunk / row_len);
-                        pool_rows(x, plan, &windows, first_row, values, indices)
-                    });
+                let pieces = values.chunks_mut(chunk).zip(indices.chunks_mut(chunk));
+                for_each_piece(pieces.enumerate(), |(piece, (values, indices))| {
+                    let first_row = piece * (chunk / row_len);
+                    pool_rows(x, plan, &windows, first_row, values, indices)
+                });
             }
             Ok(())
         })?;
@@ -358,13 +342,17 @@ fn add_windows<C, T, I>(
         dx.fill(C::zeroed());
         return;
     }
-    let min_planes = min_pieces_per_task(dx.len() + grad.len());
-    dx.par_chunks_mut(in_plane)
-        .with_min_len(min_planes)
-        .zip(grad.par_chunks(out_plane))
-        .zip(indices.par_chunks(out_plane))
-        .enumerate()
-        .for_each(|(plane, ((dx, grad), indices))| {
+    let per_piece = units_per_piece(planes, dx.len() + grad.len());
+    let pieces = dx
+        .chunks_mut(in_plane * per_piece)
+        .zip(grad.chunks(out_plane * per_piece))
+        .zip(indices.chunks(out_plane * per_piece));
+    for_each_piece(pieces.enumerate(), |(piece, ((dx, grad), indices))| {
+        let planes = dx
+            .chunks_mut(in_plane)
+            .zip(grad.chunks(out_plane))
+            .zip(indices.chunks(out_plane));
+        for (plane, ((dx, grad), indices)) in (piece * per_piece..).zip(planes) {
             let dx = zeroed(dx);
             let base = plan.index_base(plane);
             for (&g, &index) in grad.iter().zip(indices) {
@@ -372,7 +360,8 @@ fn add_windows<C, T, I>(
                 let cell = &mut dx[index.position().wrapping_sub(base)];
                 *cell = *cell + g;
             }
-        });
+        }
+    });
 }
 
 #[cfg(test)]
@@ -381,7 +370,7 @@ mod tests {
     use burn::tensor::ops::MaxPoolOptions;
 
     use super::{max_pool, max_pool_backward};
-    use crate::kernel::runs_sequentially;
+    use crate::kernel::parallel::runs_sequentially;
     use crate::pool::{PoolPlan, PoolSpec};
 
     /// The gradient's planes are zeroed by the tasks that add into them: whatever the memory

@@ -109,7 +109,9 @@ mod tests {
         let (planes, side) = (8, 64);
         let half = [1, planes, side / 2, side / 2];
         let plan = UnpoolPlan::new(&half, &half, &MaxUnpoolOptions::new([2, 2])).unwrap();
-        assert!(!crate::kernel::runs_sequentially(plan.output_len()));
+        assert!(!crate::kernel::parallel::runs_sequentially(
+            plan.output_len()
+        ));
         let x: Vec<u32> = (1..=plan.input_len() as u32).collect();
         // The top-left corner of each 2 x 2 window, per plane.
         let indices: Vec<i64> = (0..plan.input_len())
