@@ -172,7 +172,9 @@ pub(crate) use with_chunk;
 /// cross planes. `out` is split into pieces of `out_plane_len` elements per plane.
 ///
 /// `chunk(planes, out, window)` processes the planes in `planes`, writing into `out`, and reports
-/// the first index that lands outside its window. Without input values `out` is only zeroed.
+/// the first index that lands outside its window; after an error the planes that follow it in
+/// the same piece are not run (the result is an error, or all planes again as one chunk).
+/// Without input values `out` is only zeroed.
 /// `out` may be uninitialised (`MaybeUninit` cells): then `chunk` must write or zero every cell
 /// of its piece before it returns `Ok`, as the forward's `write_zeros` does first.
 pub(crate) fn for_each_chunk<T, F>(

@@ -66,6 +66,9 @@ where
         }
     };
     let working_helpers = AtomicUsize::new(helpers);
+    // A worker of the pool waits in the scope by running queued jobs (its own helpers, if no one
+    // took them), never asleep: only a caller from outside the pool yields.
+    let outside_the_pool = rayon::current_thread_index().is_none();
     rayon::in_place_scope(|scope| {
         for _ in 0..helpers {
             scope.spawn(|_| {
@@ -74,6 +77,9 @@ where
             });
         }
         take_until_done();
+        if !outside_the_pool {
+            return;
+        }
         // The scope would put the caller to sleep until the helpers finish, and waking it costs
         // more than the last piece takes; it yields its core instead, a bounded number of times.
         for _ in 0..WAIT_YIELDS {
@@ -135,11 +141,37 @@ mod tests {
     }
 
     #[test]
-    fn small_work_is_one_piece() {
+    fn small_work_is_one_piece_and_large_work_a_few_per_thread() {
         assert_eq!(units_per_piece(10, SEQUENTIAL_ELEMENTS - 1), 10);
         assert_eq!(units_per_piece(0, 0), 1);
         let threads = rayon::current_num_threads();
-        let per = units_per_piece(256, SEQUENTIAL_ELEMENTS);
-        assert_eq!(per, 256usize.div_ceil(threads * PIECES_PER_THREAD).max(1));
+        for units in [1usize, 7, 256, 10_000] {
+            let pieces = units.div_ceil(units_per_piece(units, SEQUENTIAL_ELEMENTS));
+            // Every thread finds work where there are units enough, and no thread more than a few
+            // pieces' hand-offs.
+            assert!(
+                pieces >= units.min(threads),
+                "{units} units: {pieces} pieces"
+            );
+            assert!(
+                pieces <= threads * PIECES_PER_THREAD,
+                "{units} units: {pieces} pieces"
+            );
+        }
+    }
+
+    #[test]
+    fn the_caller_takes_pieces_too() {
+        // Outside the pool the calling thread works from the start: each piece takes 1 ms, so a
+        // worker cannot have taken all 16 before the caller asks for its first.
+        let caller = std::thread::current().id();
+        let by_caller = AtomicUsize::new(0);
+        for_each_piece(0..16usize, |_| {
+            if std::thread::current().id() == caller {
+                by_caller.fetch_add(1, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        });
+        assert!(by_caller.into_inner() > 0);
     }
 }
