@@ -239,6 +239,8 @@ fn time_pools<const R: usize>(
 }
 
 fn main() {
+    // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
+    burn_unpool::bin_support::exit_on_panic();
     let args = args();
     if !args.json {
         let on = if args.gpu {

@@ -69,6 +69,8 @@ fn report(args: &Args, workload: &Workload, row: Row<'_>) {
 }
 
 fn main() {
+    // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
+    burn_unpool::bin_support::exit_on_panic();
     let args = args();
     if !args.json {
         let on = if args.gpu {

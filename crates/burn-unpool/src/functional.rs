@@ -258,15 +258,8 @@ fn run<const R: usize, K: UnpoolKind>(
 
 /// The most bytes one buffer may hold on `device`, where the device says (a GPU's largest
 /// allocation); `None` on the CPU.
-#[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
 fn buffer_limit(device: &Device) -> Option<u64> {
-    match device.as_dispatch().clone().inner() {
-        #[cfg(feature = "wgpu")]
-        burn::backend::DispatchDevice::Cube(device) => {
-            Some(device.client().properties().memory.max_page_size)
-        }
-        _ => None,
-    }
+    crate::bin_support::device_limits(device).map(|(largest_allocation, _)| largest_allocation)
 }
 
 /// What runs a plan on a device.

@@ -40,6 +40,11 @@ pub mod guide {}
 #[doc(hidden)]
 pub mod diagnostics;
 
+/// Not part of the API: for this workspace's own binaries (benches, examples). May change in any
+/// release.
+#[doc(hidden)]
+pub mod bin_support;
+
 /// Not part of the API: the CPU kernel on plain slices, for this crate's own benchmarks (they
 /// time it without allocating the output). May change in any release.
 #[doc(hidden)]
