@@ -455,6 +455,7 @@ doctested_pages! {
     burn_pool_edges: "../../docs/burn-pool-edges.md",
     lavapipe_spirv: "../../docs/lavapipe-spirv.md",
     flex_sum: "../../docs/flex-sum.md",
+    conv_grad_panic: "../../docs/conv-grad-panic.md",
     segnet_readme: "../../examples/segnet/README.md",
     onnx_import_readme: "../../examples/onnx-import/README.md",
 }
