@@ -24,9 +24,12 @@ pub struct DataConfig {
     /// CamVid: scale images to `[width, height]` (`None` keeps 480 x 360).
     #[config(default = "None")]
     pub resize: Option<[u32; 2]>,
-    /// Synthetic: side of the square scenes, in pixels.
+    /// Synthetic: the scenes' height in pixels, and their width unless `image_width` says.
     #[config(default = 64)]
     pub image_size: usize,
+    /// Synthetic: the scenes' width where it differs from their height (`None`: square scenes).
+    #[config(default = "None")]
+    pub image_width: Option<usize>,
     /// Synthetic: scenes per split (train, validation, held-out test).
     #[config(default = "[1600, 160, 320]")]
     pub scenes: [usize; 3],
@@ -47,6 +50,11 @@ impl DataConfig {
         }
     }
 
+    /// The synthetic scenes' `[height, width]`.
+    pub fn scene_size(&self) -> [usize; 2] {
+        [self.image_size, self.image_width.unwrap_or(self.image_size)]
+    }
+
     /// One split (`val` in the CamVid folder for [`Split::Valid`]).
     pub fn split(&self, split: Split) -> Result<SplitData, CamVidError> {
         match &self.camvid {
@@ -64,10 +72,10 @@ impl DataConfig {
             }
             None => {
                 let len = self.scenes[split as usize];
-                Ok(Arc::new(SyntheticScenes::new(
+                Ok(Arc::new(SyntheticScenes::with_size(
                     split,
                     len,
-                    self.image_size,
+                    self.scene_size(),
                     self.seed,
                 )))
             }
@@ -126,6 +134,10 @@ pub struct ExperimentConfig {
     /// Class weights of the loss.
     #[config(default = "ClassWeighting::Auto")]
     pub class_weighting: ClassWeighting,
+    /// Images per gradient computation within a step, summed into the step's gradient (`None`:
+    /// the whole batch, or what fits the device; see [`crate::fit`]).
+    #[config(default = "None")]
+    pub micro_batch: Option<usize>,
     /// Threads preparing batches.
     #[config(default = 2)]
     pub workers: usize,

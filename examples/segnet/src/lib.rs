@@ -4,6 +4,7 @@
 //! - [`data`]: the built-in synthetic scenes, a CamVid-layout loader, batching, class weights.
 //! - [`training`]: the burn-train steps, loss, metrics and progress output.
 //! - [`experiment`]: what a run is configured with, and where it writes.
+//! - [`fit`]: whether a step's tuned convolution gradients fit a GPU, and the micro-batch that does.
 //! - [`run`]: train, evaluate and predict, as the command line calls them.
 //! - [`render`]: prediction images a person can look at.
 //!
@@ -24,6 +25,7 @@
 pub mod data;
 pub mod device;
 pub mod experiment;
+pub mod fit;
 pub mod model;
 pub mod plot;
 pub mod render;

@@ -66,12 +66,17 @@ struct TrainArgs {
     /// Images per step.
     #[arg(long)]
     batch_size: Option<usize>,
+    /// Take each step's gradients this many images at a time and sum them (gradient
+    /// accumulation; batch norm then sees one micro-batch at a time). Without it, a GPU step
+    /// whose tuned convolution gradients would not fit the device is split so that they do.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    micro_batch: Option<u64>,
     /// Adam's initial learning rate (cosine-annealed).
     #[arg(long)]
     lr: Option<f64>,
-    /// Synthetic scenes: side in pixels.
-    #[arg(long, conflicts_with = "camvid")]
-    size: Option<usize>,
+    /// Synthetic scenes: side in pixels, or HEIGHTxWIDTH (the paper's 360x480).
+    #[arg(long, conflicts_with = "camvid", value_parser = scene_size)]
+    size: Option<[usize; 2]>,
     /// Synthetic scenes: training, validation and held-out test counts.
     #[arg(long, num_args = 3, value_names = ["TRAIN", "VALID", "TEST"], conflicts_with = "camvid")]
     scenes: Option<Vec<usize>>,
@@ -92,7 +97,7 @@ struct TrainArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Continue from the last checkpoint in the artifacts folder, with its saved config (only
-    /// --epochs may change it).
+    /// --epochs and --micro-batch may change it).
     #[arg(long, conflicts_with_all = [
         "arch", "width", "batch_size", "lr", "size", "scenes", "data_seed", "camvid", "resize",
         "class_weights", "seed",
@@ -150,6 +155,8 @@ impl From<SplitArg> for Split {
 }
 
 fn main() -> ExitCode {
+    // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
+    burn_unpool::bin_support::exit_on_panic();
     let command = show_defaults(Cli::command()).mut_subcommand("train", show_defaults);
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     match execute(cli.command.unwrap_or(Command::Train(cli.train))) {
@@ -207,7 +214,10 @@ impl TrainArgs {
         if let Some(scenes) = &self.scenes {
             data.scenes = [scenes[0], scenes[1], scenes[2]];
         }
-        set(&mut data.image_size, self.size);
+        if let Some([height, width]) = self.size {
+            data.image_size = height;
+            data.image_width = (width != height).then_some(width);
+        }
         set(&mut data.seed, self.data_seed);
         config.model.num_classes = config.data.classes().len();
         set(&mut config.model.architecture, self.arch);
@@ -217,7 +227,24 @@ impl TrainArgs {
         set(&mut config.learning_rate, self.lr);
         set(&mut config.class_weighting, self.class_weights);
         set(&mut config.seed, self.seed);
+        config.micro_batch = self.micro_batch();
         config
+    }
+
+    fn micro_batch(&self) -> Option<usize> {
+        self.micro_batch.map(|m| m as usize)
+    }
+}
+
+/// `--size`: `SIDE` or `HEIGHTxWIDTH`.
+fn scene_size(text: &str) -> Result<[usize; 2], String> {
+    let parse = |v: &str| {
+        v.parse::<usize>()
+            .map_err(|e| format!("{v:?}: {e} (expected SIDE or HEIGHTxWIDTH)"))
+    };
+    match text.split_once('x') {
+        Some((height, width)) => Ok([parse(height)?, parse(width)?]),
+        None => parse(text).map(|side| [side, side]),
     }
 }
 
@@ -244,6 +271,9 @@ fn execute(command: Command) -> run::Result<()> {
                 true => {
                     let mut saved = ExperimentConfig::load(artifacts.config())?;
                     set(&mut saved.epochs, args.epochs);
+                    if args.micro_batch.is_some() {
+                        saved.micro_batch = args.micro_batch();
+                    }
                     saved
                 }
                 false => args.config(),

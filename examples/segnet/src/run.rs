@@ -20,6 +20,7 @@ use crate::data::{
     ClassInfo, SegmentationBatcher, Split, class_frequencies, median_frequency_weights,
 };
 use crate::experiment::{Artifacts, ClassWeighting, ExperimentConfig, SplitData};
+use crate::fit;
 use crate::model::SegNet;
 use crate::render;
 use crate::training::{
@@ -71,6 +72,8 @@ pub fn train(
         }
     };
 
+    let micro_batch = micro_batch(config, &train, devices)?;
+
     // Parameters live on the autodiff form of the device; validation runs on the plain one.
     let net = config.model.init(&device.clone().autodiff());
     println!(
@@ -100,7 +103,7 @@ pub fn train(
         .with_min_lr(config.learning_rate * 0.01)
         .init()?;
     let learner = Learner::new(
-        Segmenter::new(net, weights),
+        Segmenter::new(net, weights).with_micro_batch(micro_batch),
         AdamConfig::new().init(),
         scheduler,
     );
@@ -160,6 +163,57 @@ pub fn train(
     );
     Ok(net)
 }
+
+/// The micro-batch the training steps take their gradients in (`None`: the whole batch), decided
+/// before the first step: the one asked for, or on a GPU where the batch's tuned convolution
+/// gradients do not fit, the fewest micro-batches that do (said once, with the cause).
+///
+/// # Errors
+/// Where the asked micro-batch does not fit a device, or not even one image does.
+fn micro_batch(
+    config: &ExperimentConfig,
+    train: &SplitData,
+    devices: &[Device],
+) -> Result<Option<usize>> {
+    let (width, height) = train.get(0)?.image.dimensions();
+    let size = [height as usize, width as usize];
+    // The tightest limits among the devices: each takes whole batches.
+    let limits = devices
+        .iter()
+        .filter_map(fit::DeviceLimits::of)
+        .min_by_key(|limits| (limits.largest_allocation, limits.plane_size));
+    let plan = fit::plan_step(
+        &config.model,
+        size,
+        config.batch_size,
+        FLOAT_BYTES,
+        limits,
+        config.micro_batch,
+    )
+    .map_err(|e| format!("the training step does not fit the device: {e}"))?;
+    let batch = config.batch_size;
+    match (&plan.cause, config.micro_batch) {
+        (Some(cause), _) => println!(
+            "micro-batches of {} images, their gradients summed into each step of {batch}: {cause}, \
+             past this device's largest allocation ({} bytes), over the {} columns Burn's \
+             fallback matrix product can launch (docs/conv-grad-panic.md); batch norm normalises \
+             each micro-batch on its own",
+            plan.micro_batch,
+            limits.map_or(0, |limits| limits.largest_allocation),
+            limits.map_or(0, |limits| limits.naive_max_columns())
+        ),
+        (None, Some(_)) if plan.micro_batch < batch => println!(
+            "micro-batches of {} images (--micro-batch), their gradients summed into each step \
+             of {batch}; batch norm normalises each micro-batch on its own",
+            plan.micro_batch
+        ),
+        _ => {}
+    }
+    Ok((plan.micro_batch < batch).then_some(plan.micro_batch))
+}
+
+/// Bytes of the float the example trains in (f32, the devices' default).
+const FLOAT_BYTES: u64 = 4;
 
 /// Loads a trained run's config and network onto `device`.
 pub fn load(artifacts: &Artifacts, device: &Device) -> Result<(ExperimentConfig, SegNet)> {

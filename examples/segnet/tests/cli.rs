@@ -3,6 +3,7 @@
 
 use std::process::{Command, Output};
 
+use burn::config::Config;
 use segnet::experiment::ExperimentConfig;
 
 fn segnet(args: &[&str]) -> Output {
@@ -76,4 +77,59 @@ fn conflicting_options_are_refused() {
         &["train", "--devices", "flex,tpu"],
         &["invalid value 'tpu'"],
     );
+}
+
+#[test]
+fn bad_sizes_and_micro_batches_are_refused() {
+    refused(
+        &["train", "--size", "360x"],
+        &["--size", "expected SIDE or HEIGHTxWIDTH"],
+    );
+    refused(
+        &["train", "--size", "wide"],
+        &["expected SIDE or HEIGHTxWIDTH"],
+    );
+    refused(&["train", "--micro-batch", "0"], &["--micro-batch", "0"]);
+}
+
+/// `--size HEIGHTxWIDTH` scenes and `--micro-batch` on the CPU: the run says how it splits the
+/// batch, trains, and its saved config records both.
+#[test]
+fn rectangular_scenes_train_in_the_micro_batches_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = segnet(&[
+        "train",
+        "--width",
+        "2",
+        "--size",
+        "16x40",
+        "--scenes",
+        "4",
+        "2",
+        "2",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "4",
+        "--micro-batch",
+        "3",
+        "--predictions",
+        "1",
+        "--artifacts",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("micro-batches of 3 images (--micro-batch)"),
+        "{stdout}"
+    );
+    let config = ExperimentConfig::load(dir.path().join("config.json")).unwrap();
+    assert_eq!(config.data.scene_size(), [16, 40]);
+    assert_eq!(config.micro_batch, Some(3));
+    assert!(dir.path().join("predictions/prediction-000.png").is_file());
 }

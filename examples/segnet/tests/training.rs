@@ -139,7 +139,13 @@ fn training_checkpoints_resumes_and_the_saved_model_reloads() {
 #[test]
 #[allow(deprecated)] // Device::ndarray: deprecated in Burn 0.22, still shipped
 fn training_on_two_devices_lowers_the_loss() {
-    trains_on_devices(&[Device::flex(), Device::ndarray()]);
+    trains_on_devices(&[Device::flex(), Device::ndarray()], None);
+}
+
+/// Steps whose gradients are taken two images at a time (batch 4) and summed.
+#[test]
+fn training_in_micro_batches_lowers_the_loss() {
+    trains_on_devices(&[Device::flex()], Some(2));
 }
 
 /// The same with the main device on the GPU (lavapipe in CI): the CubeCL unpooling, its autodiff
@@ -147,33 +153,27 @@ fn training_on_two_devices_lowers_the_loss() {
 #[cfg(feature = "wgpu")]
 #[test]
 fn training_on_a_gpu_and_a_cpu_lowers_the_loss() {
-    trains_on_devices(&[
-        Device::wgpu(burn::tensor::DeviceKind::default()),
-        Device::flex(),
-    ]);
+    trains_on_devices(
+        &[
+            Device::wgpu(burn::tensor::DeviceKind::default()),
+            Device::flex(),
+        ],
+        None,
+    );
 }
 
-/// Three epochs on `devices`: the loss goes down, the run draws its picture, and the model it
-/// returns (the main device's) is the same numbers on every device after a transfer.
-fn trains_on_devices(devices: &[Device]) {
+/// Three epochs on `devices`, in micro-batches of `micro_batch` images where given: the loss goes
+/// down, the run draws its picture, and the model it returns (the main device's) is the same
+/// numbers on every device after a transfer.
+fn trains_on_devices(devices: &[Device], micro_batch: Option<usize>) {
     let dir = tempfile::tempdir().unwrap();
     let artifacts = Artifacts::new(dir.path());
-    let config = tiny_config().with_epochs(3).with_batch_size(4);
+    let config = tiny_config()
+        .with_epochs(3)
+        .with_batch_size(4)
+        .with_micro_batch(micro_batch);
     let net = run::train(&config, &artifacts, devices, false).unwrap();
-    let log = |split: &str, epoch: usize| -> f64 {
-        let path = dir
-            .path()
-            .join(split)
-            .join(format!("epoch-{epoch}"))
-            .join("Loss.log");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        let values: Vec<f64> = text
-            .lines()
-            .filter_map(|line| line.split(',').next()?.trim().parse().ok())
-            .collect();
-        values.iter().sum::<f64>() / values.len() as f64
-    };
-    let (first, last) = (log("train", 1), log("train", 3));
+    let (first, last) = (mean_loss(dir.path(), 1), mean_loss(dir.path(), 3));
     println!("{devices:?}: mean training loss: epoch 1 {first:.4}, epoch 3 {last:.4}");
     assert!(
         last < first,
@@ -212,6 +212,97 @@ fn trains_on_devices(devices: &[Device]) {
             .into_data()
             .assert_approx_eq::<f32>(&expected, Tolerance::absolute(1e-4));
     }
+}
+
+/// The mean training loss of `epoch` in the run under `dir`, from burn-train's log.
+fn mean_loss(dir: &std::path::Path, epoch: usize) -> f64 {
+    let path = dir
+        .join("train")
+        .join(format!("epoch-{epoch}"))
+        .join("Loss.log");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let values: Vec<f64> = text
+        .lines()
+        .filter_map(|line| line.split(',').next()?.trim().parse().ok())
+        .collect();
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// On a GPU, a batch whose tuned convolution gradients would make Burn panic trains through the
+/// example in micro-batches that fit, and says so; asked to take the whole batch at once, the
+/// example refuses before the first step. On lavapipe (128 MiB) that is SegNet-Basic width 1 on
+/// 4 images of 360 x 480: a 49 x 691200 f32 column matrix, 135475200 bytes (the same
+/// convolution's gradient alone panics in `bin_support`'s device-thread test).
+#[cfg(feature = "wgpu")]
+#[test]
+fn a_step_past_the_device_trains_in_micro_batches_through_the_example() {
+    let device = Device::wgpu(burn::tensor::DeviceKind::default());
+    let limit = segnet::fit::DeviceLimits::of(&device)
+        .expect("a GPU's limits")
+        .largest_allocation;
+    // The narrowest width whose 7x7 column matrix over 4 x 360 x 480 passes the limit.
+    let width = (limit + 1).div_ceil(49 * 4 * 360 * 480 * 4).to_string();
+    let segnet = |dir: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--device",
+            "wgpu",
+            "--width",
+            &width,
+            "--size",
+            "360x480",
+            "--batch-size",
+            "4",
+            "--scenes",
+            "8",
+            "4",
+            "4",
+            "--epochs",
+            "2",
+            "--predictions",
+            "1",
+            "--artifacts",
+        ];
+        args.push(dir.to_str().unwrap());
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_segnet"))
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let refused = segnet(dir.path(), &["--micro-batch", "4"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    for part in [
+        "does not fit",
+        "--micro-batch 3",
+        &format!("({limit} bytes)"),
+    ] {
+        assert!(stderr.contains(part), "{part:?} not in {stderr}");
+    }
+    assert!(
+        !dir.path().join("train").exists(),
+        "refused before the first step"
+    );
+
+    let trained = segnet(dir.path(), &[]);
+    let stdout = String::from_utf8_lossy(&trained.stdout);
+    let stderr = String::from_utf8_lossy(&trained.stderr);
+    assert!(trained.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("micro-batches of 2 images, their gradients summed into each step of 4"),
+        "{stdout}"
+    );
+    let (first, last) = (mean_loss(dir.path(), 1), mean_loss(dir.path(), 2));
+    println!(
+        "width {width}, 360 x 480, batch 4 in micro-batches of 2: mean training loss {first:.4}, then {last:.4}"
+    );
+    assert!(
+        last < first,
+        "mean training loss went from {first} to {last}"
+    );
 }
 
 /// Every float parameter's values, in visiting order.

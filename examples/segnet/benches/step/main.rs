@@ -8,8 +8,12 @@
 //!
 //! `cargo bench -p segnet [--features wgpu|vulkan] --bench step -- [--device cpu|wgpu|vulkan]
 //! [--arch segnet-basic|segnet] [--width 64] [--size 360x480] [--batch 4] [--runs 10]
-//! [--warmup 3] [--paths pooled,raw] [--float f32|f16|bf16] [--seed 0] [--parts]
-//! [--part-runs 10]`
+//! [--warmup 3] [--paths pooled,raw] [--float f32|f16|bf16] [--seed 0] [--micro-batch N]
+//! [--parts] [--part-runs 10]`
+//!
+//! Where the batch's tuned convolution gradients would not fit a GPU (`segnet::fit`: Burn's
+//! autotune panics on them), each step takes its gradients in the fewest micro-batches that fit
+//! and sums them, as `segnet train` does, and says so; `--micro-batch` sets the size.
 //!
 //! Exit status: 1 where a path does not train, 3 where the device cannot compute in `--float`.
 //!
@@ -22,12 +26,13 @@ mod parts;
 
 use std::time::Instant;
 
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::AdamConfig;
 use burn::tensor::{Device, Distribution, FloatDType, Int, Tensor};
 use clap::Parser;
 use segnet::device::DeviceChoice;
+use segnet::fit;
 use segnet::model::{Architecture, IndexPath, SegNet, SegNetConfig};
-use segnet::training::segmentation_loss;
+use segnet::training::accumulate;
 
 #[derive(Parser)]
 struct Args {
@@ -62,6 +67,10 @@ struct Args {
     /// The seed of the device's random numbers: the weights, the images and the targets.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Images per gradient computation, summed into each step [default: the batch, or the
+    /// fewest micro-batches whose tuned convolution gradients fit the device].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    micro_batch: Option<u64>,
     /// Also time the step's parts one by one (convolutions, batch norm, pools, loss, optimizer).
     #[arg(long)]
     parts: bool,
@@ -79,6 +88,15 @@ enum Float {
     F32,
     F16,
     Bf16,
+}
+
+impl Float {
+    fn bytes(self) -> u64 {
+        match self {
+            Float::F32 => 4,
+            Float::F16 | Float::Bf16 => 2,
+        }
+    }
 }
 
 impl From<Float> for FloatDType {
@@ -119,6 +137,8 @@ fn label(path: IndexPath) -> &'static str {
 }
 
 fn main() {
+    // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
+    burn_unpool::bin_support::exit_on_panic();
     let args = Args::parse();
     let mut inner = args.device.device().expect("a device this build has");
     // Before any tensor exists on the device: its defaults lock at the first one.
@@ -134,6 +154,27 @@ fn main() {
     let config = SegNetConfig::new(CLASSES)
         .with_architecture(args.arch)
         .with_width(args.width);
+    let plan = fit::plan_step(
+        &config,
+        args.size,
+        args.batch,
+        args.float.bytes(),
+        fit::DeviceLimits::of(&inner),
+        args.micro_batch.map(|m| m as usize),
+    )
+    .unwrap_or_else(|error| {
+        eprintln!("the step does not fit the device: {error}");
+        std::process::exit(1);
+    });
+    if let Some(cause) = &plan.cause {
+        println!(
+            "micro-batches of {} images, their gradients summed into each step of {}: {cause}, \
+             past this device's largest allocation, where Burn's tuned kernels panic \
+             (docs/conv-grad-panic.md)",
+            plan.micro_batch, args.batch
+        );
+    }
+    let micro_batch = plan.micro_batch;
     let net = config.init(&device);
     let [height, width] = args.size;
     let images = Tensor::<4>::random(
@@ -147,12 +188,17 @@ fn main() {
         &device,
     );
     println!(
-        "{} width {} ({} parameters), batch {} of {height} x {width}, {:?} on {:?}; median of {} \
-         steps after {} warm-up steps, each followed by a device sync; seed {}",
+        "{} width {} ({} parameters), batch {} of {height} x {width}{}, {:?} on {:?}; median of \
+         {} steps after {} warm-up steps, each followed by a device sync; seed {}",
         args.arch,
         args.width,
         burn::module::Module::num_params(&net),
         args.batch,
+        if micro_batch < args.batch {
+            format!(" in micro-batches of {micro_batch}")
+        } else {
+            String::new()
+        },
         args.float,
         args.device,
         args.runs,
@@ -163,8 +209,14 @@ fn main() {
     let (mut pooled, mut raw) = (None, None);
     let mut untrained = Vec::new();
     for &path in &args.paths {
-        let (times, losses) = step_times(&net, &images, &targets, &device, path, &args);
+        let (first_step, times, losses) =
+            step_times(&net, &images, &targets, &device, path, micro_batch, &args);
         let median = times[times.len() / 2];
+        println!(
+            "{:<22} {first_step:>10.2} ms the first step (compiles and tunes what the steps \
+             before it did not)",
+            label(path)
+        );
         println!(
             "{:<22} {median:>10.2} ms per step (min {:.2}, max {:.2})",
             label(path),
@@ -191,7 +243,10 @@ fn main() {
         println!("raw / pool indices: {:.2}x", raw / pooled);
     }
     if args.parts {
-        let shapes = parts::Shapes::of(&config, args.batch, args.size);
+        if micro_batch < args.batch {
+            println!("the parts at a micro-batch of {micro_batch} images:");
+        }
+        let shapes = parts::Shapes::of(&config, micro_batch, args.size);
         parts::report(&shapes, &inner, args.part_runs, pooled);
     }
     if !untrained.is_empty() {
@@ -205,17 +260,19 @@ fn main() {
     }
 }
 
-/// The sorted times (ms) of `args.runs` training steps of a copy of `net`, unpooling by `path`,
-/// after `args.warmup` untimed ones; and the loss of every step, in order (read after the step's
-/// time is taken), untimed steps added to make `TRAINING_CHECK_STEPS` in all.
+/// The time (ms) of the first step, the sorted times of `args.runs` training steps of a copy of
+/// `net`, unpooling by `path`, `micro_batch` images per gradient, after `args.warmup` untimed
+/// ones; and the loss of every step, in order (read after the step's time is taken), untimed
+/// steps added to make `TRAINING_CHECK_STEPS` in all.
 fn step_times(
     net: &SegNet,
     images: &Tensor<4>,
     targets: &Tensor<3, Int>,
     device: &Device,
     path: IndexPath,
+    micro_batch: usize,
     args: &Args,
-) -> (Vec<f64>, Vec<f64>) {
+) -> (f64, Vec<f64>, Vec<f64>) {
     let mut net = net.clone();
     let mut optimizer = AdamConfig::new().init();
     let weights = vec![1.0; CLASSES];
@@ -225,16 +282,22 @@ fn step_times(
     for _ in 0..steps {
         device.sync().expect("the device syncs");
         let start = Instant::now();
-        let (logits, _) = net.forward_with(images.clone(), path);
-        let loss = segmentation_loss(logits, targets.clone(), &weights);
-        let grads = GradientsParams::from_grads(loss.backward(), &net);
-        net = optimizer.step(1e-3, net.clone(), grads);
+        let step = accumulate(
+            &net,
+            |net: &SegNet, x| net.forward_with(x, path).0,
+            images.clone(),
+            targets.clone(),
+            &weights,
+            micro_batch,
+        );
+        net = optimizer.step(1e-3, net.clone(), step.grads);
         device.sync().expect("the device syncs");
         times.push(start.elapsed().as_secs_f64() * 1e3);
-        losses.push(loss.into_scalar::<f64>());
+        losses.push(step.loss.into_scalar::<f64>());
     }
+    let first = times[0];
     let mut times = times.split_off(args.warmup);
     times.truncate(args.runs);
     times.sort_by(f64::total_cmp);
-    (times, losses)
+    (first, times, losses)
 }

@@ -48,43 +48,27 @@ pub struct Shapes {
 impl Shapes {
     /// The shapes of `config`'s network on `batch` images of `size`: the pools round up.
     pub fn of(config: &SegNetConfig, batch: usize, size: [usize; 2]) -> Self {
-        let stages = config.stages();
-        let inputs: Vec<usize> = std::iter::once(config.in_channels)
-            .chain(stages.iter().map(|s| s.channels))
-            .collect();
-        let mut sizes = vec![size];
-        for _ in &stages {
-            let [h, w] = sizes[sizes.len() - 1];
-            sizes.push([h.div_ceil(2), w.div_ceil(2)]);
-        }
-        let conv = |input: usize, [h, w]: [usize; 2], out_channels, kernel| Conv {
-            input: [batch, input, h, w],
-            out_channels,
-            kernel,
-        };
-        let mut convs = Vec::new();
+        let convs = config.convolutions(size);
+        // Each stage pools the output of its last encoder convolution.
         let mut pools = Vec::new();
-        for (i, spec) in stages.iter().enumerate() {
-            for c in 0..spec.convs {
-                let input = if c == 0 { inputs[i] } else { spec.channels };
-                convs.push(conv(input, sizes[i], spec.channels, spec.kernel));
-            }
-            let [h, w] = sizes[i];
-            pools.push([batch, spec.channels, h, w]);
+        let mut stage_convs = 0;
+        for spec in config.stages() {
+            stage_convs += spec.convs;
+            let last = convs[stage_convs - 1];
+            let [h, w] = last.size;
+            pools.push([batch, last.out_channels, h, w]);
         }
-        // The decoders mirror the encoders, deepest first, as `SegNet::new` builds them.
-        for (i, spec) in stages.iter().enumerate().rev() {
-            for c in 0..spec.convs {
-                let last = c + 1 == spec.convs;
-                let out = if !last || i == 0 {
-                    spec.channels
-                } else {
-                    inputs[i]
-                };
-                convs.push(conv(spec.channels, sizes[i], out, spec.kernel));
-            }
-        }
-        convs.push(conv(stages[0].channels, size, CLASSES, 1));
+        let convs = convs
+            .into_iter()
+            .map(|conv| {
+                let [h, w] = conv.size;
+                Conv {
+                    input: [batch, conv.in_channels, h, w],
+                    out_channels: conv.out_channels,
+                    kernel: conv.kernel,
+                }
+            })
+            .collect();
         let [h, w] = size;
         Self {
             convs,

@@ -37,21 +37,29 @@ pub enum Split {
     Test,
 }
 
-/// `len` generated scenes of `size x size` pixels; scene `i` depends only on `(seed, split, i)`.
+/// `len` generated scenes of `height x width` pixels; scene `i` depends only on
+/// `(seed, split, i)`.
 #[derive(Clone, Debug)]
 pub struct SyntheticScenes {
     split: Split,
     len: usize,
-    size: usize,
+    size: [usize; 2],
     seed: u64,
 }
 
 impl SyntheticScenes {
-    /// The scenes of `split`.
+    /// The square scenes of `split`, `size x size` pixels.
     pub fn new(split: Split, len: usize, size: usize, seed: u64) -> Self {
+        Self::with_size(split, len, [size, size], seed)
+    }
+
+    /// The scenes of `split`, `[height, width]` pixels (a square one is the scene of
+    /// [`new`](Self::new)).
+    pub fn with_size(split: Split, len: usize, size: [usize; 2], seed: u64) -> Self {
+        let [height, width] = size;
         assert!(
-            size >= 16,
-            "synthetic scenes need at least 16 x 16 pixels, got {size}"
+            height >= 16 && width >= 16,
+            "synthetic scenes need at least 16 x 16 pixels, got {height} x {width}"
         );
         Self {
             split,
@@ -96,7 +104,8 @@ struct Shape {
 }
 
 impl Shape {
-    fn random(rng: &mut ChaCha8Rng, size: f32) -> Self {
+    /// A shape in a scene of `[height, width]` pixels.
+    fn random(rng: &mut ChaCha8Rng, [height, width]: [f32; 2]) -> Self {
         let class = rng.random_range(1..=4u8);
         // Hue families 90 degrees apart, each 60 degrees wide.
         let hue = (f32::from(class - 1) * 90.0 + rng.random_range(-30.0..30.0)).rem_euclid(360.0);
@@ -111,10 +120,10 @@ impl Shape {
         Self {
             class,
             center: [
-                rng.random_range(0.1..0.9) * size,
-                rng.random_range(0.1..0.9) * size,
+                rng.random_range(0.1..0.9) * width,
+                rng.random_range(0.1..0.9) * height,
             ],
-            radius: rng.random_range(0.09..0.22) * size,
+            radius: rng.random_range(0.09..0.22) * height.min(width),
             angle: rng.random_range(0.0..TAU),
             color,
             stripes,
@@ -151,8 +160,8 @@ impl Shape {
     }
 }
 
-fn render_scene(rng: &mut ChaCha8Rng, size: usize) -> SegmentationItem {
-    let s = size as f32;
+fn render_scene(rng: &mut ChaCha8Rng, [height, width]: [usize; 2]) -> SegmentationItem {
+    let (h, w) = (height as f32, width as f32);
     // Background: a muted colour, a gradient and two sinusoidal textures.
     let base = hsv(
         rng.random_range(0.0..360.0),
@@ -172,20 +181,20 @@ fn render_scene(rng: &mut ChaCha8Rng, size: usize) -> SegmentationItem {
         })
         .collect();
     let shapes: Vec<Shape> = (0..rng.random_range(2..=5))
-        .map(|_| Shape::random(rng, s))
+        .map(|_| Shape::random(rng, [h, w]))
         .collect();
 
-    let mut image = RgbImage::new(size as u32, size as u32);
-    let mut labels = GrayImage::new(size as u32, size as u32);
-    for y in 0..size {
-        for x in 0..size {
+    let mut image = RgbImage::new(width as u32, height as u32);
+    let mut labels = GrayImage::new(width as u32, height as u32);
+    for y in 0..height {
+        for x in 0..width {
             let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
             let top = shapes.iter().rev().find(|shape| shape.contains(fx, fy));
             let (class, color) = match top {
                 Some(shape) => (shape.class, shape.color_at(fx, fy)),
                 None => {
                     let mut shade =
-                        1.0 + gradient[0] * (fx / s - 0.5) + gradient[1] * (fy / s - 0.5);
+                        1.0 + gradient[0] * (fx / w - 0.5) + gradient[1] * (fy / h - 0.5);
                     for (k, phase, amplitude) in &waves {
                         shade += amplitude * (k[0] * fx + k[1] * fy + phase).sin();
                     }
@@ -233,6 +242,32 @@ mod tests {
         assert_eq!(train.scene(2).image, again.scene(2).image);
         assert_eq!(train.scene(2).labels, again.scene(2).labels);
         assert_ne!(train.scene(2).image, test.scene(2).image);
+    }
+
+    #[test]
+    fn rectangular_scenes_have_their_size_and_shapes_in_both_directions() {
+        let scenes = SyntheticScenes::with_size(Split::Train, 12, [24, 80], 3);
+        let (mut leftmost, mut rightmost) = (usize::MAX, 0);
+        for i in 0..scenes.len() {
+            let item = scenes.scene(i);
+            assert_eq!(item.image.dimensions(), (80, 24));
+            assert_eq!(item.labels.dimensions(), (80, 24));
+            for (x, _, label) in item.labels.enumerate_pixels() {
+                if label[0] != 0 {
+                    leftmost = leftmost.min(x as usize);
+                    rightmost = rightmost.max(x as usize);
+                }
+            }
+        }
+        // Centres span 10 % to 90 % of the width, not of the height.
+        assert!(leftmost < 20 && rightmost > 60, "{leftmost}..{rightmost}");
+    }
+
+    #[test]
+    fn a_square_size_is_the_square_scene() {
+        let square = SyntheticScenes::new(Split::Valid, 2, 40, 9);
+        let sized = SyntheticScenes::with_size(Split::Valid, 2, [40, 40], 9);
+        assert_eq!(square.scene(1).image, sized.scene(1).image);
     }
 
     #[test]

@@ -38,6 +38,19 @@ pub struct StageSpec {
     pub kernel: usize,
 }
 
+/// One convolution of the network, for one image: what it reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvShape {
+    /// Channels it reads.
+    pub in_channels: usize,
+    /// Channels it writes.
+    pub out_channels: usize,
+    /// Kernel size (square; the padding keeps the spatial size).
+    pub kernel: usize,
+    /// Spatial size, `[height, width]`, of its input and output.
+    pub size: [usize; 2],
+}
+
 /// Configuration to create a [`SegNet`] with [`SegNetConfig::init`].
 #[derive(Config, Debug)]
 pub struct SegNetConfig {
@@ -78,6 +91,54 @@ impl SegNetConfig {
                 ]
             }
         }
+    }
+
+    /// Every convolution of the network on an image of `size` (`[height, width]`), in the order
+    /// the forward runs them, the 1x1 classifier last. The pools round up, as the network's do.
+    pub fn convolutions(&self, size: [usize; 2]) -> Vec<ConvShape> {
+        let stages = self.stages();
+        let inputs: Vec<usize> = std::iter::once(self.in_channels)
+            .chain(stages.iter().map(|s| s.channels))
+            .collect();
+        let mut sizes = vec![size];
+        for _ in &stages {
+            let [h, w] = sizes[sizes.len() - 1];
+            sizes.push([h.div_ceil(2), w.div_ceil(2)]);
+        }
+        let mut convs = Vec::new();
+        for (i, spec) in stages.iter().enumerate() {
+            for c in 0..spec.convs {
+                convs.push(ConvShape {
+                    in_channels: if c == 0 { inputs[i] } else { spec.channels },
+                    out_channels: spec.channels,
+                    kernel: spec.kernel,
+                    size: sizes[i],
+                });
+            }
+        }
+        // The decoders mirror the encoders, deepest first, as `SegNet::new` builds them.
+        for (i, spec) in stages.iter().enumerate().rev() {
+            for c in 0..spec.convs {
+                let last = c + 1 == spec.convs;
+                convs.push(ConvShape {
+                    in_channels: spec.channels,
+                    out_channels: if !last || i == 0 {
+                        spec.channels
+                    } else {
+                        inputs[i]
+                    },
+                    kernel: spec.kernel,
+                    size: sizes[i],
+                });
+            }
+        }
+        convs.push(ConvShape {
+            in_channels: stages[0].channels,
+            out_channels: self.num_classes,
+            kernel: 1,
+            size,
+        });
+        convs
     }
 
     /// Builds the network on `device` with freshly initialised weights.

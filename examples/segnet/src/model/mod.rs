@@ -6,6 +6,6 @@ mod segnet;
 mod stage;
 
 pub use block::ConvBlock;
-pub use config::{Architecture, SegNetConfig, StageSpec};
+pub use config::{Architecture, ConvShape, SegNetConfig, StageSpec};
 pub use segnet::SegNet;
 pub use stage::{DecoderStage, EncoderStage, IndexPath};

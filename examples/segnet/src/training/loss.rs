@@ -14,23 +14,41 @@ use crate::data::IGNORE;
 /// - targets: `[batch, height, width]`
 /// - weights: `[classes]`
 pub fn segmentation_loss(logits: Tensor<4>, targets: Tensor<3, Int>, weights: &[f32]) -> Tensor<1> {
+    let total = label_weight(targets.clone(), weights);
+    weighted_loss_sum(logits, targets, weights) / total.clamp_min(f32::MIN_POSITIVE)
+}
+
+/// The sum over labelled pixels of `-weight[t] * log softmax(logits)[t]`: [`segmentation_loss`]
+/// before it is divided by [`label_weight`]. Summed over micro-batches, then divided by the whole
+/// batch's label weight, it is the whole batch's loss.
+pub fn weighted_loss_sum(logits: Tensor<4>, targets: Tensor<3, Int>, weights: &[f32]) -> Tensor<1> {
     let [batch, classes, height, width] = logits.dims();
-    let device = logits.device();
     let pixels = batch * height * width;
     let log_probs = log_softmax(logits.permute([0, 2, 3, 1]).reshape([pixels, classes]), 1);
-
-    let targets = targets.reshape([pixels]);
-    let ignored = targets.clone().equal_scalar(i64::from(IGNORE));
-    let targets = targets.mask_fill(ignored.clone(), 0);
-    let weights = Tensor::<1>::from_floats(weights, &device)
-        .gather(0, targets.clone())
-        .mask_fill(ignored, 0.0);
-
+    let (targets, pixel_weights) = pixel_weights(targets, weights);
     let picked = log_probs
         .gather(1, targets.reshape([pixels, 1]))
         .reshape([pixels]);
-    let total = weights.clone().sum().clamp_min(f32::MIN_POSITIVE);
-    (picked * weights).sum().neg() / total
+    (picked * pixel_weights).sum().neg()
+}
+
+/// The sum of the class weights of the labelled pixels of `targets`: what [`segmentation_loss`]
+/// divides by.
+pub fn label_weight(targets: Tensor<3, Int>, weights: &[f32]) -> Tensor<1> {
+    pixel_weights(targets, weights).1.sum()
+}
+
+/// The targets as a flat list with [`IGNORE`] replaced by class 0, and each pixel's class weight
+/// (0 where ignored).
+fn pixel_weights(targets: Tensor<3, Int>, weights: &[f32]) -> (Tensor<1, Int>, Tensor<1>) {
+    let device = targets.device();
+    let targets = targets.flatten::<1>(0, 2);
+    let ignored = targets.clone().equal_scalar(i64::from(IGNORE));
+    let targets = targets.mask_fill(ignored.clone(), 0);
+    let pixel_weights = Tensor::<1>::from_floats(weights, &device)
+        .gather(0, targets.clone())
+        .mask_fill(ignored, 0.0);
+    (targets, pixel_weights)
 }
 
 #[cfg(test)]

@@ -6,23 +6,38 @@ use burn::tensor::{Int, Tensor};
 use burn::train::metric::{Adaptor, ItemLazy, LossInput};
 use burn::train::{InferenceStep, TrainOutput, TrainStep};
 
+use super::micro_batch::accumulate;
 use super::{SegmentationMetricInput, segmentation_loss};
 use crate::data::SegmentationBatch;
 use crate::model::SegNet;
 
-/// A [`SegNet`] with the class weights of its loss (not saved: they come from the training data).
+/// A [`SegNet`] with the class weights of its loss (not saved: they come from the training data)
+/// and the micro-batch its training steps take the gradients in.
 #[derive(Module, Debug)]
 pub struct Segmenter {
     /// The network.
     pub net: SegNet,
     #[module(skip)]
     class_weights: Vec<f32>,
+    #[module(skip)]
+    micro_batch: Option<usize>,
 }
 
 impl Segmenter {
-    /// `net` trained with a loss weighting class `c` by `class_weights[c]`.
+    /// `net` trained with a loss weighting class `c` by `class_weights[c]`, a whole batch at a time.
     pub fn new(net: SegNet, class_weights: Vec<f32>) -> Self {
-        Self { net, class_weights }
+        Self {
+            net,
+            class_weights,
+            micro_batch: None,
+        }
+    }
+
+    /// Training steps take their gradients `micro_batch` images at a time and sum them (see
+    /// [`accumulate`](super::accumulate)); `None`: the whole batch at once.
+    pub fn with_micro_batch(mut self, micro_batch: Option<usize>) -> Self {
+        self.micro_batch = micro_batch;
+        self
     }
 
     /// Forward pass and loss of a batch.
@@ -78,9 +93,24 @@ impl TrainStep for Segmenter {
     type Output = SegmentationOutput;
 
     fn step(&self, batch: SegmentationBatch) -> TrainOutput<SegmentationOutput> {
-        let output = self.forward_segmentation(batch);
-        let grads = output.loss.backward();
-        TrainOutput::new(self, grads, output)
+        let micro_batch = self.micro_batch.unwrap_or(batch.images.dims()[0]);
+        let step = accumulate(
+            &self.net,
+            SegNet::forward,
+            batch.images,
+            batch.targets.clone(),
+            &self.class_weights,
+            micro_batch,
+        );
+        let output = SegmentationOutput {
+            loss: step.loss,
+            predictions: step.logits.argmax(1).squeeze_dim(1),
+            targets: batch.targets,
+        };
+        TrainOutput {
+            grads: step.grads,
+            item: output,
+        }
     }
 }
 
