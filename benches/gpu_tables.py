@@ -3,7 +3,8 @@
 toolchain and no package registry.
 
 Here (with cargo), pack a bundle: the `timings`, `pools` and `step` bench binaries built with wgpu
-and Burn's autotune, the `step` bench again in the other builds a user can pick (SPIR-V through
+and Burn's autotune, the cross-crate suites' cases in one test binary (`gpu_suites`), the `segnet`
+example's binary, the `step` bench again in the other builds a user can pick (SPIR-V through
 `vulkan`, and both compilers without autotune, for comparison), xz-compressed, the Vulkan loader's
 Debian package, and the Python scripts that run PyTorch beside them:
 
@@ -13,18 +14,21 @@ There (Python 3 and dpkg; PyTorch with CUDA and numpy for the peer figures, whic
 without them), run it:
 
     python3 BUNDLE/gpu_tables.py run --out DIR [--quick] [--batches 1,4,12] [--runs 10] [--calls 30]
-        [--pool-runs 5] [--pool-calls 20] [--step-batches 4] [--step-runs 5] [--timeout 1800]
+        [--pool-runs 5] [--pool-calls 20] [--step-batches 4,1] [--step-runs 5] [--timeout 1800]
         [--deadline 480] [--vulkan-loader auto|bundle]
 
 `run` unpacks the binaries, uses the machine's Vulkan loader or else the bundle's (into the bundle's
-folder, not the system's), and writes DIR/gpu-tables.md: the unpooling table and the pool table on
-the default wgpu device beside PyTorch on CUDA (`compare_peers.py --gpu`, `--pools --gpu`), the
-SegNet-Basic training step in every configuration the bundle has (WGSL and SPIR-V, with and
-without autotune, f32, f16 and bf16; pool indices and raw indices; whether each trains) beside
+folder, not the system's), and writes DIR/gpu-tables.md, what has never run on a GPU first: the
+suites' cases on Flex, NdArray and the wgpu device (each failure named); the SegNet-Basic training
+step at every `--step-batches` (in micro-batches where the device needs them) in every
+configuration the bundle has (WGSL and SPIR-V, with and without autotune, f32, f16 and bf16; pool
+indices and raw indices; the first step's time apart; whether each trains) beside
 `segnet_basic_torch.py` in the same dtype, the step part by part (convolution forward, input and
 weight gradients, batch norm, pools and unpools, loss, optimizer) in the tuned builds beside
 PyTorch's parts, and the kernels autotune picked with their times (DIR/kernels-*/, CubeCL's own
-logs). Each table is written as soon as it is done; each command's output goes to DIR/*.log;
+logs); `segnet train` at the paper's size; the unpooling and pool tables on the CPU at the
+machine's core count beside PyTorch (`compare_peers.py`, `--pools`); then the unpooling table and
+the pool table on the default wgpu device beside PyTorch on CUDA (`--gpu`, `--pools --gpu`). Each table is written as soon as it is done; each command's output goes to DIR/*.log;
 `nvidia-smi`'s readings during the run, where it exists, to DIR/gpu-monitor.csv (a memory figure
 that rises while the binaries run shows the wgpu device is the NVIDIA GPU). `--deadline` (480 s by
 default: a machine lent for minutes) shares the time among the tables; a table cut short keeps the
@@ -68,8 +72,9 @@ STEP_BUILDS = {
 # tunings too, and the parts); a deadline skips the last.
 STEP_CONFIGS = [
     ("step", "f32", True, 3),
+    # The only build with a matrix-core path; it has never produced a step: time to tune.
+    ("step-spirv", "f16", False, 2),
     ("step-spirv", "f32", True, 2),
-    ("step-spirv", "f16", False, 1),
     ("step", "f16", False, 1),
     ("step-spirv", "bf16", False, 1),
     ("step-untuned", "f32", False, 1),
@@ -93,9 +98,9 @@ def say(message):
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def cargo_executables(cargo, names):
-    """Runs `cargo` (a build that prints JSON messages) and returns {bench name: executable} for
-    the bench targets in `names`."""
+def cargo_executables(cargo, names, kind="bench"):
+    """Runs `cargo` (a build that prints JSON messages) and returns {target name: executable} for
+    the targets of `kind` (bench, test, bin) in `names`."""
     say("building: " + " ".join(cargo))
     built = subprocess.run(cargo, cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
     executables = {}
@@ -103,11 +108,12 @@ def cargo_executables(cargo, names):
         message = json.loads(line)
         target = message.get("target", {})
         if message.get("reason") == "compiler-artifact" and message.get("executable") \
-                and "bench" in target.get("kind", []) and target.get("name") in names:
+                and kind in target.get("kind", []) and target.get("name") in names \
+                and (kind != "bin" or not message.get("profile", {}).get("test")):
             executables[target["name"]] = message["executable"]
     missing = set(names) - set(executables)
     if missing:
-        sys.exit(f"cargo built no executable for the benches {sorted(missing)}")
+        sys.exit(f"cargo built no executable for the {kind} targets {sorted(missing)}")
     return executables
 
 
@@ -140,6 +146,19 @@ def pack(args):
         check_tuned("burn-unpool", "wgpu")
         check_tuned("segnet", "wgpu")
     executables = cargo_executables(cargo + targets + json_messages, BENCHES)
+    # The cross-crate suites' cases in one test binary, on the devices the suites run (wgpu
+    # included), and the segnet example's binary with its tuned wgpu build.
+    suites = ["cargo", "test", "--no-run", "--features", "burn-unpool-tests/wgpu,burn-unpool-tests/gpu-suites",
+              "--test", "gpu_suites"]
+    # A dry run: the workspace's test build (only this target compiles); else a release build.
+    suites += ["--workspace"] if args.dev else ["--release", "-p", "burn-unpool-tests"]
+    executables["gpu_suites"] = cargo_executables(suites + json_messages, ["gpu_suites"], kind="test")["gpu_suites"]
+    segnet = ["cargo", "build", "-p", "segnet", "--features", "segnet/wgpu", "--bin", "segnet"]
+    if args.dev:
+        segnet = ["cargo", "test", "--no-run", "--workspace", "--features", "burn-unpool-tests/wgpu"]
+    else:
+        segnet.append("--release")
+    executables["segnet"] = cargo_executables(segnet + json_messages, ["segnet"], kind="bin")["segnet"]
     # The other builds of the step: segnet alone, so that nothing else's features join its own.
     for name in builds:
         if name == "step":
@@ -305,9 +324,13 @@ class Report:
 
 def step_medians(output):
     """The step bench's output read: {path: median ms}, {path: "trains" or "DOES NOT TRAIN" with
-    the losses}, {part: ms} (the last median of each path: the one timed after the most steps)."""
-    times, training, parts = {}, {}, {}
+    the losses}, {part: ms} (the last median of each path: the one timed after the most steps),
+    {path: ms of its first step} (the first of each path: the one that compiled and tuned)."""
+    times, training, parts, first_steps = {}, {}, {}, {}
     for line in output.splitlines():
+        found = re.match(r"^(.*?)\s+([\d.]+) ms the first step", line)
+        if found:
+            first_steps.setdefault(found.group(1), float(found.group(2)))
         found = re.match(r"^(.*?)\s+([\d.]+) ms per step", line)
         if found:
             times[found.group(1)] = float(found.group(2))
@@ -317,7 +340,7 @@ def step_medians(output):
         found = re.match(r"^part (\S+)\s+(-?[\d.]+) ms", line)
         if found:
             parts[found.group(1)] = float(found.group(2))
-    return times, training, parts
+    return times, training, parts, first_steps
 
 
 def config_label(binary, float_):
@@ -334,14 +357,15 @@ def step_section(report, binaries, bundle, out, args, torch):
     net = "SegNet-Basic " + ("width 8, 48x64" if args.quick else "width 64, 360x480")
     report.write(f"{net}; ours on the default wgpu device, PyTorch {device or '(not installed)'}; ms per step, "
                  "medians. \"trains\": the loss of the first and last step (at least 8) on the same batch.\n")
-    report.write("| configuration | batch | ours, pool indices | ours, raw indices (checked) | raw / pool | trains | "
-                 "PyTorch, same dtype | torch/ours (pool indices) |")
-    report.write("|---|---|---|---|---|---|---|---|")
+    report.write("| configuration | batch | first step | ours, pool indices | ours, raw indices (checked) | raw / pool | "
+                 "trains | PyTorch, same dtype | torch/ours (pool indices) |")
+    report.write("|---|---|---|---|---|---|---|---|---|")
     absent = sorted({config[0] for config in STEP_CONFIGS} - set(binaries))
     runs = ["--runs", str(args.step_runs), "--warmup", "3" if not args.quick else "1"]
     parts, torch_ms = {}, {}
-    runs_left = [(batch, config) for batch in [int(b) for b in args.step_batches.split(",")]
-                 for config in STEP_CONFIGS if config[0] in binaries]
+    # Configuration by configuration, each at every batch: the most telling first.
+    runs_left = [(batch, config) for config in STEP_CONFIGS if config[0] in binaries
+                 for batch in [int(b) for b in args.step_batches.split(",")]]
     while runs_left:
         (batch, (binary, float_, with_parts, weight)), runs_left = runs_left[0], runs_left[1:]
         # This configuration's share of the time left, the later ones (every batch's) theirs.
@@ -353,16 +377,16 @@ def step_section(report, binaries, bundle, out, args, torch):
             + common + runs + (["--parts", "--part-runs", str(args.step_runs)] if with_parts else [])
         status, stdout = report.run_command(name, command, args.timeout, "step", share, None)
         if status == UNSUPPORTED_FLOAT:
-            report.write(f"| {label} | {batch} | not on this device: see step.log | | | | | |")
+            report.write(f"| {label} | {batch} | not on this device: see step.log | | | | | | |")
             continue
-        times, training, timed_parts = step_medians(stdout)
+        times, training, timed_parts, first_steps = step_medians(stdout)
         pooled, raw = times.get("pool indices"), times.get("raw indices, checked")
         ended = f"exit status {status}" if isinstance(status, int) else status
         if pooled is None or raw is None or status not in (0, 1) and not isinstance(status, str):
             if status != SKIPPED:
                 report.failed.append(name)
             report.write(f"| {label} | {batch} | {'failed' if status != SKIPPED else ''} ({ended}): see step.log "
-                         "| | | | | |")
+                         "| | | | | | |")
             continue
         # Stopped by its time after both paths were timed (during the parts): the row stands.
         note = f" ({ended} after both paths)" if isinstance(status, str) else ""
@@ -392,7 +416,9 @@ def step_section(report, binaries, bundle, out, args, torch):
         theirs = torch_ms.get(key)
         torch_cells = f"{theirs:.1f} | {theirs / pooled:.3f}x" if theirs else \
             "- (see step.log) | -" if device else "- | -"
-        report.write(f"| {label} | {batch} | {pooled:.1f}{note} | {raw:.1f} | {raw / pooled:.2f}x | "
+        first = first_steps.get("pool indices")
+        first_cell = f"{first:.1f}" if first is not None else "-"
+        report.write(f"| {label} | {batch} | {first_cell} | {pooled:.1f}{note} | {raw:.1f} | {raw / pooled:.2f}x | "
                      f"{trains} | {torch_cells} |")
     if absent:
         report.write(f"\nNot in this bundle: {'; '.join(config_label(b, 'f32').rsplit(',', 1)[0] for b in absent)} "
@@ -429,6 +455,51 @@ def kernel_logs(report, binaries, out, args, shape):
                           statuses=(0, 1)) is not None:
             logs = ", ".join(f"{p.name} ({p.stat().st_size // 1024} KiB)" for p in sorted(folder.glob("*.log")))
             report.write(f"\nCubeCL's logs of one step of {config_label(binary, 'f32')}: {folder.name}/ ({logs or 'none written'}).")
+
+
+def suites_section(report, binaries, args):
+    """The cross-crate suites' cases (`tests/gpu_suites.rs`) on the devices they run, the GPU's
+    wgpu device among them: one line per failure and the harness's totals."""
+    report.write("\n## The cross-crate suites (Flex, NdArray and the default wgpu device)\n")
+    command = [binaries["gpu_suites"], "--test-threads", "1"] + (["conformance::"] if args.quick else [])
+    status, stdout = report.run_command("suites", command, args.timeout, "suites", 0.2, None)
+    failures = [line for line in stdout.splitlines() if line.startswith("test ") and line.endswith("FAILED")]
+    totals = [line for line in stdout.splitlines() if line.startswith("test result:")]
+    if status != 0:
+        report.failed.append("suites")
+    ended = f"exit status {status}" if isinstance(status, int) else status
+    report.write(f"`gpu_suites --test-threads 1{' conformance::' if args.quick else ''}`: {ended}; "
+                 f"{'; '.join(totals) or 'no totals printed'} (suites.log).")
+    for line in failures:
+        report.write(f"- {line}")
+
+
+def example_section(report, binaries, out, args):
+    """`segnet train` on the default wgpu device at the paper's size (SegNet-Basic width 64, batch
+    4 of 360 x 480 synthetic scenes, in micro-batches where the device needs them): its lines
+    about the batch and the mean training loss of each epoch, from burn-train's log."""
+    report.write("\n## The SegNet example at the paper's size\n")
+    shape = ["--size", "48x64", "--width", "8"] if args.quick else ["--size", "360x480", "--width", "64"]
+    artifacts = out / "segnet"
+    scenes = ["8", "4", "4"] if args.quick else ["32", "8", "8"]
+    command = [binaries["segnet"], "train", "--device", "wgpu", "--batch-size", "4", "--scenes", *scenes,
+               "--epochs", "2", "--predictions", "2", "--artifacts", str(artifacts)] + shape
+    stdout = report.command("segnet-train", command, args.timeout, share=0.3)
+    losses = []
+    for epoch in (1, 2):
+        log = artifacts / "train" / f"epoch-{epoch}" / "Loss.log"
+        # burn-train's log: one `loss,count` line a step, then `mean,final` for the epoch.
+        rows = [line.split(",") for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+        steps = [float(row[0]) for row in rows if row[-1].strip() != "final"]
+        final = [float(row[0]) for row in rows if row[-1].strip() == "final"]
+        mean = final[0] if final else sum(steps) / len(steps) if steps else None
+        losses.append(f"epoch {epoch}: {mean:.4f} over {len(steps)} steps (first {steps[0]:.4f}, last "
+                      f"{steps[-1]:.4f})" if steps else f"epoch {epoch}: no log")
+    report.write(f"`segnet {' '.join(command[1:])}`: mean training loss "
+                 f"{'; '.join(losses)}.")
+    for line in (stdout or "").splitlines():
+        if line.startswith(("micro-batches", "SegNet", "held-out", "done in")):
+            report.write(f"- {line}")
 
 
 def torch_peer():
@@ -480,22 +551,40 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
                  f"--runs {args.runs} --calls {args.calls} --pool-runs {args.pool_runs} --pool-calls "
                  f"{args.pool_calls} --step-batches {args.step_batches} --step-runs {args.step_runs} "
                  f"--deadline {args.deadline}`; builds: {', '.join(manifest.get('builds', BENCHES))}.")
+    # What has never been measured on a GPU first: the suites, the step (first step apart, parts
+    # at every batch), the example at the paper's size, the CPU tables at this machine's core
+    # count; then the GPU tables measured before.
+    suites_section(report, binaries, args)
+    report.write("\n## SegNet-Basic training step\n")
+    step_section(report, binaries, bundle, out, args, torch)
+    example_section(report, binaries, out, args)
     peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
              str(args.runs), "--calls", str(args.calls)]
+    pool_peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
+                  str(min(args.runs, args.pool_runs)), "--calls", str(min(args.calls, args.pool_calls))]
+    report.write(f"\n## Unpooling and max pools on the CPU ({os.cpu_count()} cores: ours on Flex and NdArray, "
+                 "PyTorch with as many threads)\n")
+    if torch[0] is None:
+        report.write("Not run: the CPU tables are a comparison, and this Python has no PyTorch.")
+    else:
+        table = report.command("unpool-cpu", peers + ["--timings", binaries["timings"]]
+                               + (["--only", unpool_only] if unpool_only else []), args.timeout, share=0.15)
+        if table is not None:
+            report.write(table)
+        table = report.command("pools-cpu", pool_peers + ["--pools", "--pools-binary", binaries["pools"]]
+                               + (["--only", pool_only] if pool_only else []), args.timeout, share=0.15)
+        if table is not None:
+            report.write(table)
     report.write("\n## Unpooling\n")
     table = report.command("unpool", peers + ["--gpu", "--timings", binaries["timings"]]
-                           + (["--only", unpool_only] if unpool_only else []), args.timeout, share=0.25)
+                           + (["--only", unpool_only] if unpool_only else []), args.timeout, share=0.5)
     if table is not None:
         report.write(table)
     report.write("\n## Max pools with indices\n")
-    pool_peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
-                  str(min(args.runs, args.pool_runs)), "--calls", str(min(args.calls, args.pool_calls))]
     table = report.command("pools", pool_peers + ["--pools", "--gpu", "--pools-binary", binaries["pools"]]
-                           + (["--only", pool_only] if pool_only else []), args.timeout, share=0.3)
+                           + (["--only", pool_only] if pool_only else []), args.timeout, share=1.0)
     if table is not None:
         report.write(table)
-    report.write("\n## SegNet-Basic training step\n")
-    step_section(report, binaries, bundle, out, args, torch)
     say(f"done in {time.monotonic() - started:.0f} s; {report.path}")
     if report.failed:
         sys.exit(f"failed: {', '.join(report.failed)}")
@@ -521,7 +610,7 @@ def main():
     running.add_argument("--pool-runs", type=int, default=5, help="--runs for the pool table, at most")
     running.add_argument("--pool-calls", type=int, default=20, help="--calls for the pool table, at most "
                          "(its 3-d peer, a composition of Burn ops, takes 35 ms a call on an H200)")
-    running.add_argument("--step-batches", default="4", help="the SegNet step's batch sizes")
+    running.add_argument("--step-batches", default="4,1", help="the SegNet step's batch sizes")
     running.add_argument("--step-runs", type=int, default=5, help="timed SegNet steps per path, and runs "
                          "of each part")
     running.add_argument("--timeout", type=int, default=1800, help="seconds each command may run")

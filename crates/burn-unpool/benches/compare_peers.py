@@ -101,9 +101,18 @@ def ort_session(shape, out_shape):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def peers(batch, runs, threads):
-    import onnxruntime as ort
+def onnxruntime():
+    """The onnxruntime module, or None where this Python has none (a GPU machine may not): its
+    columns then read nan."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    return ort
 
+
+def peers(batch, runs, threads):
+    ort = onnxruntime()
     rows = {}
     rng = np.random.default_rng(7)
     torch.set_num_threads(threads)
@@ -114,14 +123,16 @@ def peers(batch, runs, threads):
         plane = oh * ow
         global_idx = idx + (np.arange(batch * c, dtype=np.int64) * plane).reshape(batch, c, 1, 1)
 
-        session = ort_session(shape, out_shape)
-        binding = session.io_binding()
-        binding.bind_cpu_input("x", x)
-        binding.bind_cpu_input("i", global_idx)
-        binding.bind_cpu_input("s", np.array(out_shape, dtype=np.int64))
-        y = ort.OrtValue.ortvalue_from_numpy(np.zeros(out_shape, dtype=np.float32))
-        binding.bind_ortvalue_output("y", y)
-        rows[(name, "onnxruntime_forward")] = median_ms(lambda: session.run_with_iobinding(binding), runs)
+        rows[(name, "onnxruntime_forward")] = float("nan")
+        if ort:
+            session = ort_session(shape, out_shape)
+            binding = session.io_binding()
+            binding.bind_cpu_input("x", x)
+            binding.bind_cpu_input("i", global_idx)
+            binding.bind_cpu_input("s", np.array(out_shape, dtype=np.int64))
+            y = ort.OrtValue.ortvalue_from_numpy(np.zeros(out_shape, dtype=np.float32))
+            binding.bind_ortvalue_output("y", y)
+            rows[(name, "onnxruntime_forward")] = median_ms(lambda: session.run_with_iobinding(binding), runs)
 
         fwd, bwd, step = torch_medians(torch.from_numpy(x), torch.from_numpy(idx), [oh, ow], runs, lambda: None)
         rows[(name, "pytorch_forward")], rows[(name, "pytorch_backward")] = fwd, bwd
@@ -490,11 +501,11 @@ def main():
     if args.gpu:
         gpu_table(args)
         return
-    import onnxruntime as ort
-
+    ort = onnxruntime()
     threads = os.cpu_count()
     print(f"machine: {platform.processor() or platform.machine()}, {threads} cores; torch {torch.__version__} ({threads} threads), "
-          f"onnxruntime {ort.__version__} (1 thread, output buffer reused); medians of {args.runs} runs, f32; "
+          f"onnxruntime {ort.__version__ + ' (1 thread, output buffer reused)' if ort else 'not installed (its columns: nan)'}; "
+          f"medians of {args.runs} runs, f32; "
           f"each cell the median of {args.repeat} such runs (ours, then the peers', alternated)")
     header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "torch/ours per run", "naive/ours",
               "copy", "ours fwd/copy", "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled", "ours step", "torch step",
