@@ -214,18 +214,17 @@ fn trains_on_devices(devices: &[Device], micro_batch: Option<usize>) {
     }
 }
 
-/// The mean training loss of `epoch` in the run under `dir`, from burn-train's log.
+/// The mean training loss of `epoch` in the run under `dir`: burn-train's log has a line
+/// `loss,count` per step, then the epoch's mean as `mean,final`.
 fn mean_loss(dir: &std::path::Path, epoch: usize) -> f64 {
     let path = dir
         .join("train")
         .join(format!("epoch-{epoch}"))
         .join("Loss.log");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    let values: Vec<f64> = text
-        .lines()
-        .filter_map(|line| line.split(',').next()?.trim().parse().ok())
-        .collect();
-    values.iter().sum::<f64>() / values.len() as f64
+    text.lines()
+        .find_map(|line| line.strip_suffix(",final")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{path:?} has no final line:\n{text}"))
 }
 
 /// On a GPU, a batch whose tuned convolution gradients would make Burn panic trains through the
