@@ -82,6 +82,9 @@ STEP_CONFIGS = [
 ]
 # The step bench's exit status where the device cannot compute in the asked float dtype.
 UNSUPPORTED_FLOAT = 3
+# The weight the step configurations leave to the sections after them (the kernel logs, the CPU
+# tables, the GPU tables), against theirs (3, 2 and 1 each).
+AFTER_STEPS = 6
 # A command the deadline leaves less time than this is skipped, not started.
 MIN_SECONDS = 5
 SKIPPED = "skipped: the deadline had passed"
@@ -368,8 +371,9 @@ def step_section(report, binaries, bundle, out, args, torch):
                  for batch in [int(b) for b in args.step_batches.split(",")]]
     while runs_left:
         (batch, (binary, float_, with_parts, weight)), runs_left = runs_left[0], runs_left[1:]
-        # This configuration's share of the time left, the later ones (every batch's) theirs.
-        share = weight / (weight + sum(config[3] for _, config in runs_left) + 1)
+        # This configuration's share of the time left, the later ones (every batch's) theirs, and
+        # AFTER_STEPS for the sections after the step's.
+        share = weight / (weight + sum(config[3] for _, config in runs_left) + AFTER_STEPS)
         common = ["--batch", str(batch)] + shape
         label = config_label(binary, float_)
         name = f"step-{binary}-{float_}-b{batch}"
@@ -380,12 +384,14 @@ def step_section(report, binaries, bundle, out, args, torch):
             report.write(f"| {label} | {batch} | not on this device: see step.log | | | | | | |")
             continue
         times, training, timed_parts, first_steps = step_medians(stdout)
+        split = re.search(r"in micro-batches of (\d+)", stdout)
+        batch_cell = f"{batch} (micro-batches of {split.group(1)})" if split else str(batch)
         pooled, raw = times.get("pool indices"), times.get("raw indices, checked")
         ended = f"exit status {status}" if isinstance(status, int) else status
         if pooled is None or raw is None or status not in (0, 1) and not isinstance(status, str):
             if status != SKIPPED:
                 report.failed.append(name)
-            report.write(f"| {label} | {batch} | {'failed' if status != SKIPPED else ''} ({ended}): see step.log "
+            report.write(f"| {label} | {batch_cell} | {'failed' if status != SKIPPED else ''} ({ended}): see step.log "
                          "| | | | | | |")
             continue
         # Stopped by its time after both paths were timed (during the parts): the row stands.
@@ -418,7 +424,7 @@ def step_section(report, binaries, bundle, out, args, torch):
             "- (see step.log) | -" if device else "- | -"
         first = first_steps.get("pool indices")
         first_cell = f"{first:.1f}" if first is not None else "-"
-        report.write(f"| {label} | {batch} | {first_cell} | {pooled:.1f}{note} | {raw:.1f} | {raw / pooled:.2f}x | "
+        report.write(f"| {label} | {batch_cell} | {first_cell} | {pooled:.1f}{note} | {raw:.1f} | {raw / pooled:.2f}x | "
                      f"{trains} | {torch_cells} |")
     if absent:
         report.write(f"\nNot in this bundle: {'; '.join(config_label(b, 'f32').rsplit(',', 1)[0] for b in absent)} "
@@ -433,7 +439,6 @@ def step_section(report, binaries, bundle, out, args, torch):
         for part in names:
             cells = [f"{parts[c][part]:.3f}" if part in parts[c] else "-" for c in columns]
             report.write(f"| {part} | " + " | ".join(cells) + " |")
-    kernel_logs(report, binaries, out, args, shape)
 
 
 def kernel_logs(report, binaries, out, args, shape):
@@ -449,9 +454,9 @@ def kernel_logs(report, binaries, out, args, shape):
             "[autotune.logger]\nlevel = \"full\"\nfile = \"autotune.log\"\n\n"
             "[profiling.logger]\nlevel = \"basic\"\nfile = \"profile.log\"\n")
         command = [binaries[binary], "--device", "wgpu", "--paths", "pooled", "--runs", "1", "--warmup", "1",
-                   "--batch", args.step_batches.split(",")[-1]] + shape
+                   "--batch", args.step_batches.split(",")[0]] + shape
         # Two steps: one whose loss has not yet gone down is no failure here.
-        if report.command(f"kernels-{binary}", command, args.timeout, share=0.5, cwd=folder,
+        if report.command(f"kernels-{binary}", command, args.timeout, share=0.3, cwd=folder,
                           statuses=(0, 1)) is not None:
             logs = ", ".join(f"{p.name} ({p.stat().st_size // 1024} KiB)" for p in sorted(folder.glob("*.log")))
             report.write(f"\nCubeCL's logs of one step of {config_label(binary, 'f32')}: {folder.name}/ ({logs or 'none written'}).")
@@ -461,11 +466,14 @@ def suites_section(report, binaries, args):
     """The cross-crate suites' cases (`tests/gpu_suites.rs`) on the devices they run, the GPU's
     wgpu device among them: one line per failure and the harness's totals."""
     report.write("\n## The cross-crate suites (Flex, NdArray and the default wgpu device)\n")
+    if "gpu_suites" not in binaries:
+        report.write("Not in this bundle (packed before the suites were).")
+        return
     command = [binaries["gpu_suites"], "--test-threads", "1"] + (["conformance::"] if args.quick else [])
     status, stdout = report.run_command("suites", command, args.timeout, "suites", 0.2, None)
     failures = [line for line in stdout.splitlines() if line.startswith("test ") and line.endswith("FAILED")]
     totals = [line for line in stdout.splitlines() if line.startswith("test result:")]
-    if status != 0:
+    if status not in (0, SKIPPED):
         report.failed.append("suites")
     ended = f"exit status {status}" if isinstance(status, int) else status
     report.write(f"`gpu_suites --test-threads 1{' conformance::' if args.quick else ''}`: {ended}; "
@@ -479,8 +487,12 @@ def example_section(report, binaries, out, args):
     4 of 360 x 480 synthetic scenes, in micro-batches where the device needs them): its lines
     about the batch and the mean training loss of each epoch, from burn-train's log."""
     report.write("\n## The SegNet example at the paper's size\n")
+    if "segnet" not in binaries:
+        report.write("Not in this bundle (packed before the example was).")
+        return
     shape = ["--size", "48x64", "--width", "8"] if args.quick else ["--size", "360x480", "--width", "64"]
     artifacts = out / "segnet"
+    shutil.rmtree(artifacts, ignore_errors=True)  # an earlier run's logs are not this one's
     scenes = ["8", "4", "4"] if args.quick else ["32", "8", "8"]
     command = [binaries["segnet"], "train", "--device", "wgpu", "--batch-size", "4", "--scenes", *scenes,
                "--epochs", "2", "--predictions", "2", "--artifacts", str(artifacts)] + shape
@@ -555,9 +567,11 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
     # at every batch), the example at the paper's size, the CPU tables at this machine's core
     # count; then the GPU tables measured before.
     suites_section(report, binaries, args)
+    example_section(report, binaries, out, args)
     report.write("\n## SegNet-Basic training step\n")
     step_section(report, binaries, bundle, out, args, torch)
-    example_section(report, binaries, out, args)
+    shape = ["--size", "48x64", "--width", "8"] if args.quick else []
+    kernel_logs(report, binaries, out, args, shape)
     peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
              str(args.runs), "--calls", str(args.calls)]
     pool_peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
@@ -567,12 +581,13 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
     if torch[0] is None:
         report.write("Not run: the CPU tables are a comparison, and this Python has no PyTorch.")
     else:
-        table = report.command("unpool-cpu", peers + ["--timings", binaries["timings"]]
-                               + (["--only", unpool_only] if unpool_only else []), args.timeout, share=0.15)
+        # The CPU tables take every shape (`--only` picks the GPU tables' workloads).
+        table = report.command("unpool-cpu", peers + ["--timings", binaries["timings"]], args.timeout,
+                               share=0.15)
         if table is not None:
             report.write(table)
-        table = report.command("pools-cpu", pool_peers + ["--pools", "--pools-binary", binaries["pools"]]
-                               + (["--only", pool_only] if pool_only else []), args.timeout, share=0.15)
+        table = report.command("pools-cpu", pool_peers + ["--pools", "--pools-binary", binaries["pools"]],
+                               args.timeout, share=0.15)
         if table is not None:
             report.write(table)
     report.write("\n## Unpooling\n")

@@ -29,7 +29,7 @@ reads and writes (the `timings` bench's `copy_same_bytes` for unpooling; numpy's
 pools), between buffers allocated once; "ours/copy" is the op's time as a multiple of it.
 
 Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu] [--calls 50]
-    [--pools] [--only s1,v1]  (only the workloads of these names)
+    [--pools] [--only s1,v1]  (only the workloads of these names; GPU tables)
     [--repeat 3]       (CPU tables: each cell the median of 3 runs, ours and the peers' alternated;
                         "torch/ours per run" gives the forward ratio of each run)
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
@@ -105,6 +105,7 @@ def onnxruntime():
     """The onnxruntime module, or None where this Python has none (a GPU machine may not): its
     columns then read nan."""
     try:
+        import onnx  # noqa: F401 (the model is built with it)
         import onnxruntime as ort
     except ImportError:
         return None

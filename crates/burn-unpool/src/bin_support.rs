@@ -9,11 +9,13 @@ pub const PANIC_EXIT_STATUS: i32 = 101;
 /// Makes a panic on any thread end the process: the default message, one line saying so, then
 /// exit status [`PANIC_EXIT_STATUS`].
 ///
-/// Burn 0.22 runs a GPU device's work on a thread of its own and catches a panic there; a caller
-/// waiting on that work (a sync, a read-back) can then wait for ever, as a panic inside CubeCL's
-/// autotune showed. A program that calls this first ends with the panic's message instead. It
-/// also ends panics that a library would have caught and survived: call it only in programs that
-/// treat every panic as fatal. Installing it twice is the same as once.
+/// Burn 0.22 runs a GPU device's work on a thread of its own and catches a panic there; where the
+/// panic leaves the work undone, a caller waiting on it (a sync, a read-back) waits for ever. A
+/// program that calls this first ends with the panic's message instead. It also ends panics that
+/// Burn would have caught and survived (CubeCL's autotune recovers from some: on lavapipe a
+/// convolution's tuned gradient panicked and was then computed by another kernel, after minutes;
+/// `docs/conv-grad-panic.md`): call it only in programs that treat every panic as fatal.
+/// Installing it twice is the same as once.
 pub fn exit_on_panic() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {

@@ -25,6 +25,10 @@ use crate::model::{ConvShape, SegNetConfig};
 /// stops at 65535 (cubek-matmul 0.3.1, `routines/naive`).
 pub const NAIVE_MATMUL_MAX_COLUMNS: u64 = 65_535 * 8;
 
+/// Whether this build has Burn's autotune: the `wgpu` feature (and `vulkan`, which implies it) adds
+/// it; `wgpu-device` alone builds the GPU devices without it.
+const TUNED: bool = cfg!(feature = "wgpu");
+
 /// What the rule needs to know of a GPU device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceLimits {
@@ -35,8 +39,13 @@ pub struct DeviceLimits {
 }
 
 impl DeviceLimits {
-    /// `device`'s limits, where it is a GPU; `None` on the CPU devices.
+    /// `device`'s limits, where it is a GPU and this build tunes its kernels; `None` on the CPU
+    /// devices, and in a build without Burn's autotune (the `wgpu-device` feature alone), whose
+    /// direct kernels ask for no column matrix.
     pub fn of(device: &Device) -> Option<Self> {
+        if !TUNED {
+            return None;
+        }
         burn_unpool::bin_support::device_limits(device).map(|(largest_allocation, plane_size)| {
             Self {
                 largest_allocation,
@@ -188,8 +197,9 @@ impl fmt::Display for DoesNotFit {
 impl std::error::Error for DoesNotFit {}
 
 /// The step for `batch` images of `size` on a device with `limits` (`None`: none, as on the
-/// CPU), with the micro-batch the user asked for, if any. Without one, a batch that does not fit is split into the fewest
-/// micro-batches that do, of sizes as even as they can be.
+/// CPU), with the micro-batch the user asked for, if any. Without one, a batch that does not fit
+/// is split into the fewest micro-batches that do; the plan's size is the largest of them, the
+/// sizes as even as they can be (`accumulate` splits the batch that way).
 ///
 /// # Errors
 /// Where the asked micro-batch does not fit, or not even one image does.
@@ -287,8 +297,14 @@ mod tests {
             (matrix.rows.div_ceil(32), matrix.columns.div_ceil(8)),
             (98, 86_400)
         );
-        // At batch 1 the same matrix fits those 4 GiB: 2.17 GB.
+        // At batch 1 its 172800 columns are within the naive kernel's launch, whatever the buffer.
         assert!(panicking_gradient(&segnet_basic(64), [360, 480], 1, 4, &h200).is_none());
+        // A device whose largest allocation holds the 8.67 GB matrix never gets to the naive kernel.
+        let larger = DeviceLimits {
+            largest_allocation: 9 << 30,
+            ..h200
+        };
+        assert!(panicking_gradient(&segnet_basic(64), [360, 480], 4, 4, &larger).is_none());
     }
 
     /// Single convolutions' input gradients on lavapipe (largest allocation 134217728 bytes),
@@ -361,8 +377,9 @@ mod tests {
         let cause = plan.cause.expect("split for a reason");
         assert_eq!((cause.images, cause.rows, cause.columns), (4, 98, 691_200));
 
+        // 7 images: at most 3 at a time, which `accumulate` takes as 3, 2 and 2.
         let plan = plan_step(&config, [360, 480], 7, 4, Some(LAVAPIPE), None).unwrap();
-        assert_eq!(plan.micro_batch, 3, "7 = 3 + 3 + 1");
+        assert_eq!(plan.micro_batch, 3);
     }
 
     #[test]

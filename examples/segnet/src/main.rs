@@ -236,11 +236,14 @@ impl TrainArgs {
     }
 }
 
-/// `--size`: `SIDE` or `HEIGHTxWIDTH`.
+/// `--size`: `SIDE` or `HEIGHTxWIDTH`, each at least 16 (the synthetic scenes' smallest).
 fn scene_size(text: &str) -> Result<[usize; 2], String> {
-    let parse = |v: &str| {
-        v.parse::<usize>()
-            .map_err(|e| format!("{v:?}: {e} (expected SIDE or HEIGHTxWIDTH)"))
+    let parse = |v: &str| match v.parse::<usize>() {
+        Ok(side) if side >= 16 => Ok(side),
+        Ok(side) => Err(format!(
+            "{side}: synthetic scenes are at least 16 pixels a side"
+        )),
+        Err(e) => Err(format!("{v:?}: {e} (expected SIDE or HEIGHTxWIDTH)")),
     };
     match text.split_once('x') {
         Some((height, width)) => Ok([parse(height)?, parse(width)?]),

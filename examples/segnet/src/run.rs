@@ -42,12 +42,14 @@ pub fn train(
     resume: bool,
 ) -> Result<SegNet> {
     let device = devices.first().ok_or("train: no device given")?;
+    let train = config.data.split(Split::Train)?;
+    let valid = config.data.split(Split::Valid)?;
+    // Before anything is written: a step that cannot run leaves the run's folder as it was.
+    let micro_batch = micro_batch(config, &train, devices)?;
     std::fs::create_dir_all(artifacts.dir())?;
     config.save(artifacts.config())?;
     device.seed(config.seed);
 
-    let train = config.data.split(Split::Train)?;
-    let valid = config.data.split(Split::Valid)?;
     let classes = config.data.classes();
     let weights = match config.class_weighting.resolve(&config.data) {
         ClassWeighting::MedianFrequency => {
@@ -71,8 +73,6 @@ pub fn train(
             vec![1.0; classes.len()]
         }
     };
-
-    let micro_batch = micro_batch(config, &train, devices)?;
 
     // Parameters live on the autodiff form of the device; validation runs on the plain one.
     let net = config.model.init(&device.clone().autodiff());
@@ -177,11 +177,14 @@ fn micro_batch(
 ) -> Result<Option<usize>> {
     let (width, height) = train.get(0)?.image.dimensions();
     let size = [height as usize, width as usize];
-    // The tightest limits among the devices: each takes whole batches.
+    // The tightest limits among the devices, each taken alone: each device takes whole batches.
     let limits = devices
         .iter()
         .filter_map(fit::DeviceLimits::of)
-        .min_by_key(|limits| (limits.largest_allocation, limits.plane_size));
+        .reduce(|a, b| fit::DeviceLimits {
+            largest_allocation: a.largest_allocation.min(b.largest_allocation),
+            plane_size: a.plane_size.min(b.plane_size),
+        });
     let plan = fit::plan_step(
         &config.model,
         size,

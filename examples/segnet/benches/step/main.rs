@@ -15,7 +15,9 @@
 //! autotune panics on them), each step takes its gradients in the fewest micro-batches that fit
 //! and sums them, as `segnet train` does, and says so; `--micro-batch` sets the size.
 //!
-//! Exit status: 1 where a path does not train, 3 where the device cannot compute in `--float`.
+//! Exit status: 1 where a path does not train, 3 where the device cannot compute in `--float`,
+//! 4 where the step does not fit the device (a `--micro-batch` that would panic, or not even one
+//! image).
 //!
 //! `--paths` times the paths in the order given, each as often as named (`pooled,raw,pooled,raw`
 //! shows whether the order moves the figures: the first steps on a GPU also compile and tune
@@ -128,6 +130,9 @@ const TRAINING_CHECK_STEPS: usize = 8;
 /// exit with 2, a step that does not train with 1).
 const UNSUPPORTED_FLOAT: i32 = 3;
 
+/// The exit status where the step does not fit the device (`segnet::fit`).
+const DOES_NOT_FIT: i32 = 4;
+
 /// A path's name in the report.
 fn label(path: IndexPath) -> &'static str {
     match path {
@@ -164,7 +169,7 @@ fn main() {
     )
     .unwrap_or_else(|error| {
         eprintln!("the step does not fit the device: {error}");
-        std::process::exit(1);
+        std::process::exit(DOES_NOT_FIT);
     });
     if let Some(cause) = &plan.cause {
         println!(
@@ -243,11 +248,11 @@ fn main() {
         println!("raw / pool indices: {:.2}x", raw / pooled);
     }
     if args.parts {
-        if micro_batch < args.batch {
-            println!("the parts at a micro-batch of {micro_batch} images:");
-        }
-        let shapes = parts::Shapes::of(&config, micro_batch, args.size);
-        parts::report(&shapes, &inner, args.part_runs, pooled);
+        // Each micro-batch runs every part but the optimizer: their times count once a
+        // micro-batch, so that the parts add up to the step.
+        let micro_batches = args.batch.div_ceil(micro_batch);
+        let shapes = parts::Shapes::of(&config, args.batch.div_ceil(micro_batches), args.size);
+        parts::report(&shapes, &inner, args.part_runs, pooled, micro_batches);
     }
     if !untrained.is_empty() {
         eprintln!(

@@ -120,8 +120,16 @@ fn random<const D: usize>(shape: [usize; D], device: &Device) -> Tensor<D> {
 }
 
 /// Times every part on `device` (without autodiff; the parts that need it add it) and prints
-/// one line a part, `part NAME MS ms`, then their sum beside the whole step (`step`, ms).
-pub fn report(shapes: &Shapes, device: &Device, runs: usize, step: Option<f64>) {
+/// one line a part, `part NAME MS ms`, then their sum beside the whole step (`step`, ms). With
+/// `micro_batches` above 1, `shapes` are one micro-batch's and every part but the optimizer is
+/// counted that many times (what the step runs), and the lines say so.
+pub fn report(
+    shapes: &Shapes,
+    device: &Device,
+    runs: usize,
+    step: Option<f64>,
+    micro_batches: usize,
+) {
     let autodiff = device.clone().autodiff();
     let inputs: Vec<_> = shapes
         .convs
@@ -279,12 +287,24 @@ pub fn report(shapes: &Shapes, device: &Device, runs: usize, step: Option<f64>) 
         .skip(1)
         .collect();
     times.sort_by(f64::total_cmp);
+    for (_, ms) in &mut parts {
+        *ms *= micro_batches as f64;
+    }
     parts.push(("optimizer", times[times.len() / 2]));
 
     let sum: f64 = parts.iter().map(|(_, ms)| ms).sum();
     println!(
-        "parts of one step ({} parameters), median of {runs} runs each, one device sync per run:",
-        net.num_params()
+        "parts of one step ({} parameters), median of {runs} runs each, one device sync per run{}:",
+        net.num_params(),
+        if micro_batches > 1 {
+            format!(
+                "; each part but the optimizer timed at one micro-batch of {} images and counted \
+                 {micro_batches} times",
+                shapes.logits[0]
+            )
+        } else {
+            String::new()
+        }
     );
     for (name, ms) in &parts {
         println!(

@@ -24,8 +24,9 @@ pub struct Accumulated {
     pub grads: GradientsParams,
 }
 
-/// The loss and gradients of `module` on `images` and `targets`, `micro_batch` images at a time
-/// (the last micro-batch may be smaller), through `forward`.
+/// The loss and gradients of `module` on `images` and `targets`, through `forward`, in the fewest
+/// micro-batches of at most `micro_batch` images, their sizes as even as they can be (7 images at
+/// most 3 at a time: 3, 2 and 2; batch norm never sees a micro-batch much smaller than the rest).
 ///
 /// # Panics
 /// If `micro_batch` is 0.
@@ -43,8 +44,7 @@ pub fn accumulate<M: Module>(
     let mut accumulator = GradientsAccumulator::<M>::new();
     let mut losses = Vec::new();
     let mut logits = Vec::new();
-    for start in (0..batch).step_by(micro_batch) {
-        let len = micro_batch.min(batch - start);
+    for (start, len) in even_parts(batch, micro_batch) {
         let scores = forward(module, images.clone().narrow(0, start, len));
         let part = targets.clone().narrow(0, start, len);
         let loss = weighted_loss_sum(scores.clone(), part, class_weights) / total.clone();
@@ -60,39 +60,64 @@ pub fn accumulate<M: Module>(
     }
 }
 
+/// `(start, len)` of the fewest parts of `total` of at most `most` each, the first ones one longer
+/// where they cannot all be equal.
+fn even_parts(total: usize, most: usize) -> Vec<(usize, usize)> {
+    let parts = total.div_ceil(most).max(1);
+    let (base, longer) = (total / parts, total % parts);
+    let mut start = 0;
+    (0..parts)
+        .map(|i| {
+            let len = base + usize::from(i < longer);
+            start += len;
+            (start - len, len)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use burn::module::{Module, ModuleVisitor, Param};
     use burn::nn::PaddingConfig2d;
     use burn::nn::conv::{Conv2d, Conv2dConfig};
+    use burn::optim::GradientsParams;
     use burn::tensor::{Device, Distribution, Int, Tensor, TensorData, Tolerance};
+    use burn::train::TrainStep;
 
-    use super::accumulate;
-    use crate::data::IGNORE;
-    use crate::training::segmentation_loss;
+    use super::{accumulate, even_parts};
+    use crate::data::{IGNORE, SegmentationBatch};
+    use crate::model::SegNetConfig;
+    use crate::training::{Segmenter, segmentation_loss};
 
-    /// Every parameter's gradient, flattened, in the module's order.
-    fn gradients<M: Module>(module: &M, grads: &burn::optim::GradientsParams) -> Vec<TensorData> {
-        struct Collect<'a>(&'a burn::optim::GradientsParams, Vec<TensorData>);
+    /// Every gradient of `module`'s parameters, in the module's order (batch norm's running
+    /// statistics have none).
+    fn gradients<M: Module>(module: &M, grads: &GradientsParams) -> Vec<TensorData> {
+        struct Collect<'a>(&'a GradientsParams, Vec<TensorData>);
         impl ModuleVisitor for Collect<'_> {
             fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-                let grad = self
-                    .0
-                    .get::<D>(param.id)
-                    .expect("every parameter has a gradient");
-                self.1.push(grad.into_data());
+                if let Some(grad) = self.0.get::<D>(param.id) {
+                    self.1.push(grad.into_data());
+                }
             }
         }
         let mut collect = Collect(grads, Vec::new());
         module.visit(&mut collect);
+        assert!(!collect.1.is_empty(), "no gradient at all");
         collect.1
     }
 
-    /// A layer without batch norm: micro-batches of 1, 2 and 3 of a batch of 5 (the last one
-    /// smaller) give the whole batch's loss and gradient, with class weights and ignored pixels
-    /// making the micro-batches' label weights differ.
-    #[test]
-    fn micro_batches_of_a_layer_without_batch_norm_give_the_batchs_gradient() {
+    /// Whether two f32 tensors agree within 1e-3 absolute plus 1e-2 relative, element by element.
+    fn close(a: &TensorData, b: &TensorData) -> bool {
+        let (a, b) = (a.as_slice::<f32>().unwrap(), b.as_slice::<f32>().unwrap());
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= 1e-3 + 1e-2 * y.abs())
+    }
+
+    /// A layer without batch norm (a 3x3 convolution to 4 classes), 5 images of 6 x 7 and their
+    /// labels, every eleventh pixel and the one four after it ignored, and uneven class weights:
+    /// the micro-batches' label weights differ.
+    fn fixture() -> (Conv2d, Tensor<4>, Tensor<3, Int>, [f32; 4]) {
         let device = Device::flex().autodiff();
         device.seed(3);
         let conv: Conv2d = Conv2dConfig::new([3, 4], [3, 3])
@@ -106,10 +131,17 @@ mod tests {
             })
             .collect();
         let targets = Tensor::<3, Int>::from_data(TensorData::new(labels, [5, 6, 7]), &device);
-        let weights = [0.5, 2.0, 1.0, 3.0];
+        (conv, images, targets, [0.5, 2.0, 1.0, 3.0])
+    }
 
+    /// A layer without batch norm: micro-batches of 1, 2 and 3 of a batch of 5 give the whole
+    /// batch's loss and gradient, with class weights and ignored pixels making the micro-batches'
+    /// label weights differ.
+    #[test]
+    fn micro_batches_of_a_layer_without_batch_norm_give_the_batchs_gradient() {
+        let (conv, images, targets, weights) = fixture();
         let loss = segmentation_loss(conv.forward(images.clone()), targets.clone(), &weights);
-        let whole = burn::optim::GradientsParams::from_grads(loss.backward(), &conv);
+        let whole = GradientsParams::from_grads(loss.backward(), &conv);
         let expected_loss = loss.into_data();
         let expected = gradients(&conv, &whole);
 
@@ -126,53 +158,92 @@ mod tests {
                 .into_data()
                 .assert_approx_eq::<f32>(&expected_loss, Tolerance::default());
             assert_eq!(step.logits.dims(), [5, 4, 6, 7]);
-            for (got, expected) in gradients(&conv, &step.grads).iter().zip(&expected) {
+            let got = gradients(&conv, &step.grads);
+            assert_eq!(got.len(), expected.len());
+            for (got, expected) in got.iter().zip(&expected) {
                 got.assert_approx_eq::<f32>(expected, Tolerance::default());
             }
         }
     }
 
-    /// The check above can fail: micro-batches whose losses are their own means (each divided
-    /// by its own label weight) do not add up to the batch's gradient here.
+    #[test]
+    fn micro_batches_are_as_even_as_they_can_be() {
+        assert_eq!(even_parts(7, 3), [(0, 3), (3, 2), (5, 2)]);
+        assert_eq!(even_parts(4, 3), [(0, 2), (2, 2)]);
+        assert_eq!(even_parts(4, 4), [(0, 4)]);
+        assert_eq!(even_parts(5, 1).len(), 5);
+        for total in 1..20 {
+            for most in 1..=total {
+                let parts = even_parts(total, most);
+                assert_eq!(parts.len(), total.div_ceil(most));
+                assert_eq!(parts.iter().map(|p| p.1).sum::<usize>(), total);
+                assert!(parts.iter().all(|p| p.1 <= most && p.1 + 1 >= parts[0].1));
+                assert!(parts.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
+            }
+        }
+    }
+
+    /// The check above can fail: on the same fixture, micro-batches whose losses are their own
+    /// means (each divided by its own label weight) miss the batch's gradient.
     #[test]
     fn micro_batches_averaged_on_their_own_would_not() {
-        let device = Device::flex().autodiff();
-        device.seed(4);
-        let conv: Conv2d = Conv2dConfig::new([3, 2], [1, 1]).init(&device);
-        let images = Tensor::<4>::random([2, 3, 2, 2], Distribution::Default, &device);
-        // Image 0 has one labelled pixel, image 1 four: their means weigh them 1:1, not 1:4.
-        let targets = Tensor::<3, Int>::from_data(
-            TensorData::new(
-                vec![1, 255, 255, 255, 0, 1, 0, 1]
-                    .into_iter()
-                    .map(i64::from)
-                    .collect::<Vec<_>>(),
-                [2, 2, 2],
-            ),
-            &device,
-        );
-        let weights = [1.0, 1.0];
+        let (conv, images, targets, weights) = fixture();
         let loss = segmentation_loss(conv.forward(images.clone()), targets.clone(), &weights);
-        let whole = gradients(
-            &conv,
-            &burn::optim::GradientsParams::from_grads(loss.backward(), &conv),
+        let expected = gradients(&conv, &GradientsParams::from_grads(loss.backward(), &conv));
+        let mut accumulator = burn::optim::GradientsAccumulator::<Conv2d>::new();
+        for (start, len) in even_parts(5, 2) {
+            let loss = segmentation_loss(
+                conv.forward(images.clone().narrow(0, start, len)),
+                targets.clone().narrow(0, start, len),
+                &weights,
+            );
+            accumulator.accumulate(&conv, GradientsParams::from_grads(loss.backward(), &conv));
+        }
+        let own_means = gradients(&conv, &accumulator.grads());
+        let differs = own_means.iter().zip(&expected).any(|(a, b)| !close(a, b));
+        assert!(differs, "the wrong normalisation gave the batch's gradient");
+    }
+
+    /// The training step takes the micro-batch it is given: SegNet's batch norm normalises each
+    /// micro-batch on its own, so its gradient is `accumulate`'s in micro-batches of 2, not the
+    /// whole batch's.
+    #[test]
+    fn the_training_step_takes_its_gradients_in_its_micro_batches() {
+        let device = Device::flex().autodiff();
+        device.seed(5);
+        let net = SegNetConfig::new(4).with_width(2).init(&device);
+        let images = Tensor::<4>::random([4, 3, 16, 16], Distribution::Default, &device);
+        let labels: Vec<i64> = (0..4 * 16 * 16).map(|i| (i * 7 % 4) as i64).collect();
+        let targets = Tensor::<3, Int>::from_data(TensorData::new(labels, [4, 16, 16]), &device);
+        let weights = vec![1.0; 4];
+        let batch = SegmentationBatch {
+            images: images.clone(),
+            targets: targets.clone(),
+        };
+        let step = |micro_batch| {
+            let segmenter =
+                Segmenter::new(net.clone(), weights.clone()).with_micro_batch(micro_batch);
+            let output = TrainStep::step(&segmenter, batch.clone());
+            gradients(&net, &output.grads)
+        };
+        let in_twos = accumulate(
+            &net,
+            crate::model::SegNet::forward,
+            images,
+            targets,
+            &weights,
+            2,
         );
-        let own_means: Vec<f32> = (0..2)
-            .map(|i| {
-                let loss = segmentation_loss(
-                    conv.forward(images.clone().narrow(0, i, 1)),
-                    targets.clone().narrow(0, i, 1),
-                    &weights,
-                );
-                let grads = burn::optim::GradientsParams::from_grads(loss.backward(), &conv);
-                gradients(&conv, &grads)[0].as_slice::<f32>().unwrap()[0]
-            })
-            .collect();
-        let summed = own_means[0] + own_means[1];
-        let expected = whole[0].as_slice::<f32>().unwrap()[0];
+        let expected = gradients(&net, &in_twos.grads);
+        let got = step(Some(2));
+        assert_eq!(got.len(), expected.len());
+        for (got, expected) in got.iter().zip(&expected) {
+            got.assert_approx_eq::<f32>(expected, Tolerance::default());
+        }
+        let whole = step(None);
         assert!(
-            (summed - expected).abs() > 1e-3 * expected.abs().max(1e-3),
-            "{summed} vs {expected}"
+            whole.iter().zip(&expected).any(|(a, b)| !close(a, b)),
+            "the whole batch's gradient equals the micro-batches': batch norm made no difference"
         );
     }
 }
