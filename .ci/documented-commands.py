@@ -39,13 +39,20 @@ def documented_commands():
                      if re.match(r"^\s*(//|#)", line)]
             text = "\n".join(lines)
         in_shell_block = False
-        for number, line in enumerate(text.splitlines(), 1):
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
             fence = re.match(r"^\s*```\s*(\w*)", line)
             if fence:
                 in_shell_block = not in_shell_block and fence.group(1) in ("sh", "bash", "console", "shell")
                 continue
             if in_shell_block and line.strip().startswith("cargo "):
-                yield name, number, line.split(" #")[0].strip()
+                command = line.split(" #")[0].strip()
+                # A command continued on the next lines (a trailing backslash) is one command.
+                follow = number
+                while command.endswith("\\") and follow < len(lines):
+                    command = command[:-1].rstrip() + " " + lines[follow].split(" #")[0].strip()
+                    follow += 1
+                yield name, number, command
         # Inline code spans, which may wrap across lines.
         for match in re.finditer(r"`(cargo [^`]+)`", text):
             command = " ".join(match.group(1).split())
