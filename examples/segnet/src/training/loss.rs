@@ -14,41 +14,67 @@ use crate::data::IGNORE;
 /// - targets: `[batch, height, width]`
 /// - weights: `[classes]`
 pub fn segmentation_loss(logits: Tensor<4>, targets: Tensor<3, Int>, weights: &[f32]) -> Tensor<1> {
-    let total = label_weight(targets.clone(), weights);
-    weighted_loss_sum(logits, targets, weights) / total.clamp_min(f32::MIN_POSITIVE)
+    let labels = WeightedLabels::of(targets, weights);
+    labels.loss_sum(logits) / labels.total()
 }
 
-/// The sum over labelled pixels of `-weight[t] * log softmax(logits)[t]`: [`segmentation_loss`]
-/// before it is divided by [`label_weight`]. Summed over micro-batches, then divided by the whole
-/// batch's label weight, it is the whole batch's loss.
-pub fn weighted_loss_sum(logits: Tensor<4>, targets: Tensor<3, Int>, weights: &[f32]) -> Tensor<1> {
-    let [batch, classes, height, width] = logits.dims();
-    let pixels = batch * height * width;
-    let log_probs = log_softmax(logits.permute([0, 2, 3, 1]).reshape([pixels, classes]), 1);
-    let (targets, pixel_weights) = pixel_weights(targets, weights);
-    let picked = log_probs
-        .gather(1, targets.reshape([pixels, 1]))
-        .reshape([pixels]);
-    (picked * pixel_weights).sum().neg()
+/// A batch's labels with each pixel's class weight, computed once: the whole batch's label
+/// weight divides every micro-batch's loss sum, so that the micro-batches' losses add up to the
+/// batch's [`segmentation_loss`].
+#[derive(Clone, Debug)]
+pub(crate) struct WeightedLabels {
+    /// `[pixels]` classes, [`IGNORE`] replaced by class 0.
+    targets: Tensor<1, Int>,
+    /// `[pixels]` class weights, 0 where ignored.
+    weights: Tensor<1>,
+    /// Pixels per image.
+    plane: usize,
 }
 
-/// The sum of the class weights of the labelled pixels of `targets`: what [`segmentation_loss`]
-/// divides by.
-pub fn label_weight(targets: Tensor<3, Int>, weights: &[f32]) -> Tensor<1> {
-    pixel_weights(targets, weights).1.sum()
-}
+impl WeightedLabels {
+    /// `targets` (`[batch, height, width]`) weighted by `weights` (`[classes]`).
+    pub(crate) fn of(targets: Tensor<3, Int>, weights: &[f32]) -> Self {
+        let [_, height, width] = targets.dims();
+        let device = targets.device();
+        let targets = targets.flatten::<1>(0, 2);
+        let ignored = targets.clone().equal_scalar(i64::from(IGNORE));
+        let targets = targets.mask_fill(ignored.clone(), 0);
+        let weights = Tensor::<1>::from_floats(weights, &device)
+            .gather(0, targets.clone())
+            .mask_fill(ignored, 0.0);
+        Self {
+            targets,
+            weights,
+            plane: height * width,
+        }
+    }
 
-/// The targets as a flat list with [`IGNORE`] replaced by class 0, and each pixel's class weight
-/// (0 where ignored).
-fn pixel_weights(targets: Tensor<3, Int>, weights: &[f32]) -> (Tensor<1, Int>, Tensor<1>) {
-    let device = targets.device();
-    let targets = targets.flatten::<1>(0, 2);
-    let ignored = targets.clone().equal_scalar(i64::from(IGNORE));
-    let targets = targets.mask_fill(ignored.clone(), 0);
-    let pixel_weights = Tensor::<1>::from_floats(weights, &device)
-        .gather(0, targets.clone())
-        .mask_fill(ignored, 0.0);
-    (targets, pixel_weights)
+    /// The sum of the labelled pixels' weights, kept off zero: what the loss divides by.
+    pub(crate) fn total(&self) -> Tensor<1> {
+        self.weights.clone().sum().clamp_min(f32::MIN_POSITIVE)
+    }
+
+    /// The labels of images `start..start + len`.
+    pub(crate) fn images(&self, start: usize, len: usize) -> Self {
+        let (start, len) = (start * self.plane, len * self.plane);
+        Self {
+            targets: self.targets.clone().narrow(0, start, len),
+            weights: self.weights.clone().narrow(0, start, len),
+            plane: self.plane,
+        }
+    }
+
+    /// The sum over labelled pixels of `-weight[t] * log softmax(logits)[t]`, for `logits` of
+    /// these images.
+    pub(crate) fn loss_sum(&self, logits: Tensor<4>) -> Tensor<1> {
+        let [batch, classes, height, width] = logits.dims();
+        let pixels = batch * height * width;
+        let log_probs = log_softmax(logits.permute([0, 2, 3, 1]).reshape([pixels, classes]), 1);
+        let picked = log_probs
+            .gather(1, self.targets.clone().reshape([pixels, 1]))
+            .reshape([pixels]);
+        (picked * self.weights.clone()).sum().neg()
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use burn::module::Module;
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::{Int, Tensor};
 
-use super::loss::{label_weight, weighted_loss_sum};
+use super::loss::WeightedLabels;
 
 /// What an accumulated step gives: the batch's loss and class scores (without autodiff), and the
 /// sum of the micro-batches' gradients.
@@ -40,14 +40,14 @@ pub fn accumulate<M: Module>(
 ) -> Accumulated {
     assert!(micro_batch > 0, "a micro-batch holds at least one image");
     let batch = images.dims()[0];
-    let total = label_weight(targets.clone(), class_weights).clamp_min(f32::MIN_POSITIVE);
+    let labels = WeightedLabels::of(targets, class_weights);
+    let total = labels.total();
     let mut accumulator = GradientsAccumulator::<M>::new();
     let mut losses = Vec::new();
     let mut logits = Vec::new();
     for (start, len) in even_parts(batch, micro_batch) {
         let scores = forward(module, images.clone().narrow(0, start, len));
-        let part = targets.clone().narrow(0, start, len);
-        let loss = weighted_loss_sum(scores.clone(), part, class_weights) / total.clone();
+        let loss = labels.images(start, len).loss_sum(scores.clone()) / total.clone();
         let grads = GradientsParams::from_grads(loss.backward(), module);
         accumulator.accumulate(module, grads);
         losses.push(loss.without_autodiff());

@@ -6,7 +6,7 @@ mod micro_batch;
 mod renderer;
 mod step;
 
-pub use loss::{label_weight, segmentation_loss, weighted_loss_sum};
+pub use loss::segmentation_loss;
 pub use metrics::{ConfusionMatrix, MeanIouMetric, PixelAccuracyMetric, SegmentationMetricInput};
 pub use micro_batch::{Accumulated, accumulate};
 pub use renderer::EpochRenderer;
