@@ -87,13 +87,16 @@ mod tests {
         std::env::var(CHILD).is_ok_and(|child| case.ends_with(&child))
     }
 
-    /// In the child: a thread named `device` panics while this one waits for a result it will
-    /// never get (the sender stays alive here, so the wait cannot end on its own).
-    fn plant_panic_and_wait() {
+    /// In the child: a thread named `device` runs `first`, then panics, while this one waits for
+    /// a result it will never get (the sender stays alive here, so the wait cannot end on its own).
+    fn plant_panic_and_wait(first: fn()) {
         let (sender, receiver) = mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("device".into())
-            .spawn(|| panic!("{PLANTED}"))
+            .spawn(move || {
+                first();
+                panic!("{PLANTED}")
+            })
             .expect("a thread");
         let _keep = sender;
         receiver.recv().expect("never sent");
@@ -126,6 +129,15 @@ mod tests {
         }
     }
 
+    /// Runs the test `case` in a child that the hook must end within `limit`, and returns its
+    /// stderr once its status is the hook's.
+    fn ended_by_the_hook(case: &str, limit: Duration) -> String {
+        let (status, stderr) = run_child(case, limit)
+            .unwrap_or_else(|| panic!("the child still ran {limit:?} after it started"));
+        assert_eq!(status.code(), Some(PANIC_EXIT_STATUS), "{stderr}");
+        stderr
+    }
+
     /// The path of a test of this module, as the harness names it.
     fn case(name: &str) -> String {
         format!(
@@ -139,12 +151,10 @@ mod tests {
         let case = case("a_panic_on_another_thread_ends_the_process_with_its_message");
         if is_child(&case) {
             exit_on_panic();
-            plant_panic_and_wait();
+            plant_panic_and_wait(|| ());
             return;
         }
-        let (status, stderr) = run_child(&case, Duration::from_secs(60))
-            .expect("the child still ran 60 s after the planted panic");
-        assert_eq!(status.code(), Some(PANIC_EXIT_STATUS), "{stderr}");
+        let stderr = ended_by_the_hook(&case, Duration::from_secs(60));
         assert!(stderr.contains(PLANTED), "the panic's message: {stderr}");
         assert!(stderr.contains("thread 'device' panicked"), "{stderr}");
         assert!(stderr.contains("ending the process"), "{stderr}");
@@ -155,7 +165,7 @@ mod tests {
     fn without_it_the_waiting_thread_outlives_the_panic() {
         let case = case("without_it_the_waiting_thread_outlives_the_panic");
         if is_child(&case) {
-            plant_panic_and_wait();
+            plant_panic_and_wait(|| ());
             return;
         }
         assert!(
@@ -182,17 +192,10 @@ mod tests {
                 static STATE: PanicsOnDrop = const { PanicsOnDrop };
             }
             exit_on_panic();
-            let (sender, receiver) = mpsc::channel::<()>();
-            std::thread::spawn(|| {
-                STATE.with(|_| ());
-                panic!("{PLANTED}");
-            });
-            let _keep = sender;
-            receiver.recv().expect("never sent");
+            plant_panic_and_wait(|| STATE.with(|_| ()));
             return;
         }
-        let (status, stderr) = run_child(&case, Duration::from_secs(60)).expect("the child ended");
-        assert_eq!(status.code(), Some(PANIC_EXIT_STATUS), "{stderr}");
+        let stderr = ended_by_the_hook(&case, Duration::from_secs(60));
         assert!(!stderr.contains("destroyed"), "{stderr}");
     }
 
@@ -233,10 +236,8 @@ mod tests {
             eprintln!("the gradient was computed: nothing panicked");
             return;
         }
-        let (status, stderr) = run_child(&case, Duration::from_secs(600))
-            .expect("the child still ran 600 s after it started");
+        let stderr = ended_by_the_hook(&case, Duration::from_secs(600));
         assert!(stderr.contains("Cube count too big"), "{stderr}");
-        assert_eq!(status.code(), Some(PANIC_EXIT_STATUS), "{stderr}");
         assert!(stderr.contains("ending the process"), "{stderr}");
     }
 
@@ -247,11 +248,10 @@ mod tests {
         if is_child(&case) {
             exit_on_panic();
             exit_on_panic();
-            plant_panic_and_wait();
+            plant_panic_and_wait(|| ());
             return;
         }
-        let (status, stderr) = run_child(&case, Duration::from_secs(60)).expect("the child ended");
-        assert_eq!(status.code(), Some(PANIC_EXIT_STATUS), "{stderr}");
+        let stderr = ended_by_the_hook(&case, Duration::from_secs(60));
         assert_eq!(stderr.matches("ending the process").count(), 1, "{stderr}");
     }
 }
