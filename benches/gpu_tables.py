@@ -19,16 +19,17 @@ without them), run it:
 
 `run` unpacks the binaries, uses the machine's Vulkan loader or else the bundle's (into the bundle's
 folder, not the system's), and writes DIR/gpu-tables.md, what has never run on a GPU first: the
-suites' cases on Flex, NdArray and the wgpu device (each failure named); the SegNet-Basic training
-step at every `--step-batches` (in micro-batches where the device needs them) in every
+suites' cases on Flex, NdArray and the wgpu device (each failure named); `segnet train` at the
+paper's size; the SegNet-Basic training step at every `--step-batches` (in micro-batches where the device needs them) in every
 configuration the bundle has (WGSL and SPIR-V, with and without autotune, f32, f16 and bf16; pool
 indices and raw indices; the first step's time apart; whether each trains) beside
 `segnet_basic_torch.py` in the same dtype, the step part by part (convolution forward, input and
 weight gradients, batch norm, pools and unpools, loss, optimizer) in the tuned builds beside
 PyTorch's parts, and the kernels autotune picked with their times (DIR/kernels-*/, CubeCL's own
-logs); `segnet train` at the paper's size; the unpooling and pool tables on the CPU at the
-machine's core count beside PyTorch (`compare_peers.py`, `--pools`); then the unpooling table and
-the pool table on the default wgpu device beside PyTorch on CUDA (`--gpu`, `--pools --gpu`). Each table is written as soon as it is done; each command's output goes to DIR/*.log;
+logs); the unpooling and pool tables on the CPU at the machine's core count beside PyTorch
+(`compare_peers.py`, `--pools`); then the unpooling table and the pool table on the default wgpu
+device beside PyTorch on CUDA (`--gpu`, `--pools --gpu`). Each table is written as soon as it is
+done; each command's output goes to DIR/*.log;
 `nvidia-smi`'s readings during the run, where it exists, to DIR/gpu-monitor.csv (a memory figure
 that rises while the binaries run shows the wgpu device is the NVIDIA GPU). `--deadline` (480 s by
 default: a machine lent for minutes) shares the time among the tables; a table cut short keeps the
@@ -85,6 +86,8 @@ UNSUPPORTED_FLOAT = 3
 # The weight the step configurations leave to the sections after them (the kernel logs, the CPU
 # tables, the GPU tables), against theirs (3, 2 and 1 each).
 AFTER_STEPS = 6
+# The step's and the kernel logs' network in a dry run (`--quick`): SegNet-Basic at its smallest.
+QUICK_SHAPE = ["--size", "48x64", "--width", "8"]
 # A command the deadline leaves less time than this is skipped, not started.
 MIN_SECONDS = 5
 SKIPPED = "skipped: the deadline had passed"
@@ -353,8 +356,8 @@ def config_label(binary, float_):
 
 def step_section(report, binaries, bundle, out, args, torch):
     """The SegNet-Basic step in every configuration the bundle has, beside PyTorch in the same
-    dtype; the parts of the tuned f32 steps beside PyTorch's; the kernels autotune picked."""
-    shape = ["--size", "48x64", "--width", "8"] if args.quick else []
+    dtype; the parts of the tuned f32 steps beside PyTorch's."""
+    shape = QUICK_SHAPE if args.quick else []
     version, cuda = torch
     device = "cuda" if cuda else "cpu" if version else None
     net = "SegNet-Basic " + ("width 8, 48x64" if args.quick else "width 64, 360x480")
@@ -490,7 +493,7 @@ def example_section(report, binaries, out, args):
     if "segnet" not in binaries:
         report.write("Not in this bundle (packed before the example was).")
         return
-    shape = ["--size", "48x64", "--width", "8"] if args.quick else ["--size", "360x480", "--width", "64"]
+    shape = QUICK_SHAPE if args.quick else ["--size", "360x480", "--width", "64"]
     artifacts = out / "segnet"
     shutil.rmtree(artifacts, ignore_errors=True)  # an earlier run's logs are not this one's
     scenes = ["8", "4", "4"] if args.quick else ["32", "8", "8"]
@@ -563,15 +566,14 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
                  f"--runs {args.runs} --calls {args.calls} --pool-runs {args.pool_runs} --pool-calls "
                  f"{args.pool_calls} --step-batches {args.step_batches} --step-runs {args.step_runs} "
                  f"--deadline {args.deadline}`; builds: {', '.join(manifest.get('builds', BENCHES))}.")
-    # What has never been measured on a GPU first: the suites, the step (first step apart, parts
-    # at every batch), the example at the paper's size, the CPU tables at this machine's core
-    # count; then the GPU tables measured before.
+    # What has never been measured on a GPU first: the suites, the example at the paper's size,
+    # the step (first step apart, parts at every batch) and its kernel logs, the CPU tables at
+    # this machine's core count; then the GPU tables measured before.
     suites_section(report, binaries, args)
     example_section(report, binaries, out, args)
     report.write("\n## SegNet-Basic training step\n")
     step_section(report, binaries, bundle, out, args, torch)
-    shape = ["--size", "48x64", "--width", "8"] if args.quick else []
-    kernel_logs(report, binaries, out, args, shape)
+    kernel_logs(report, binaries, out, args, QUICK_SHAPE if args.quick else [])
     peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",
              str(args.runs), "--calls", str(args.calls)]
     pool_peers = [sys.executable, str(bundle / "compare_peers.py"), "--batches", args.batches, "--runs",

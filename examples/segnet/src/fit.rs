@@ -22,8 +22,11 @@ use crate::model::{ConvShape, SegNetConfig};
 /// Columns (`images * H * W`) past which the naive matrix product cannot launch on a device whose
 /// plane (subgroup) has at least 8 units: its cubes are 8 columns wide (col2im's product) or one
 /// plane tall (`dgrad_im2col`'s, whose rows are the columns here), and a cube count's dimension
-/// stops at 65535 (cubek-matmul 0.3.1, `routines/naive`).
-pub const NAIVE_MATMUL_MAX_COLUMNS: u64 = 65_535 * 8;
+/// stops at [`MAX_CUBES`] (cubek-matmul 0.3.1, `routines/naive`).
+pub const NAIVE_MATMUL_MAX_COLUMNS: u64 = MAX_CUBES * 8;
+
+/// The largest cube count in one dimension that the naive matrix product launches.
+const MAX_CUBES: u64 = 65_535;
 
 /// Whether this build has Burn's autotune: the `wgpu` feature (and `vulkan`, which implies it) adds
 /// it; `wgpu-device` alone builds the GPU devices without it.
@@ -57,7 +60,7 @@ impl DeviceLimits {
     /// The columns the naive matrix product launches: [`NAIVE_MATMUL_MAX_COLUMNS`], fewer on a
     /// device whose plane is narrower than 8.
     pub fn naive_max_columns(&self) -> u64 {
-        65_535 * u64::from(self.plane_size.clamp(1, 8))
+        MAX_CUBES * u64::from(self.plane_size.clamp(1, 8))
     }
 }
 
