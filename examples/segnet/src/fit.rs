@@ -22,7 +22,7 @@ use crate::model::{ConvShape, SegNetConfig};
 /// Columns (`images * H * W`) past which the naive matrix product cannot launch on a device whose
 /// plane (subgroup) has at least 8 units: its cubes are 8 columns wide (col2im's product) or one
 /// plane tall (`dgrad_im2col`'s, whose rows are the columns here), and a cube count's dimension
-/// stops at [`MAX_CUBES`] (cubek-matmul 0.3.1, `routines/naive`).
+/// stops at 65535 (cubek-matmul 0.3.1, `routines/naive`).
 pub const NAIVE_MATMUL_MAX_COLUMNS: u64 = MAX_CUBES * 8;
 
 /// The largest cube count in one dimension that the naive matrix product launches.
