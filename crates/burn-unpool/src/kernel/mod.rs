@@ -20,7 +20,7 @@ mod scatter;
 mod winners;
 
 pub(crate) use gather::unpool_backward;
-pub(crate) use parallel::{for_each_piece, units_per_piece};
+pub(crate) use parallel::{Split, for_each_piece};
 pub(crate) use placement::Placement;
 pub(crate) use scan::first_invalid_index;
 pub(crate) use scatter::{unpool_forward, unpool_forward_into};
@@ -204,11 +204,12 @@ where
         skip_outside,
     };
 
-    let planes_per_piece = units_per_piece(planes, out.len() + plan.input_len());
+    let split = Split::of(planes, out.len() + plan.input_len());
+    let planes_per_piece = split.units_per_piece;
     // The first error by plane: a piece stops at its first, whose plane is its lowest.
     let first_error = Mutex::new(None::<(usize, BadIndex)>);
     let pieces = out.chunks_mut(out_plane_len * planes_per_piece).enumerate();
-    for_each_piece(pieces, |(piece, out)| {
+    for_each_piece(split, pieces, |(piece, out)| {
         let first_plane = piece * planes_per_piece;
         for (p, out) in (first_plane..).zip(out.chunks_mut(out_plane_len)) {
             if let Err(bad) = chunk(p..p + 1, out, window_of(p)) {
@@ -262,6 +263,42 @@ mod tests {
         let dx = unpool_backward(&[1.0f32, 2.0, 3.0, 4.0], &[3i64, 3], &plan).unwrap();
         assert_eq!(dx, [0.0, 4.0]);
         assert_eq!(winners(&[3i64, 3], &plan).unwrap(), [(1, 3)]);
+    }
+
+    #[test]
+    fn work_large_enough_for_rayons_split_places_every_value() {
+        // 2 planes of 1024 x 1024 unpooled 2x2 into 2048 x 2048: 10.5M elements, past the size
+        // from which rayon splits the planes (parallel.rs), so this is the path that runs. Each
+        // value lands in its window's corner picked by its position, read back by hand below.
+        let (planes, side) = (2usize, 1024usize);
+        let plan = UnpoolPlan::new(
+            &[1, planes, side, side],
+            &[1, planes, side, side],
+            &MaxUnpoolOptions::new([2, 2]),
+        )
+        .unwrap();
+        assert!(Split::of(planes, plan.output_len() + plan.input_len()).units_per_piece == 1);
+        let target = |p: usize| {
+            let (row, col) = ((p / side) % side, p % side);
+            let (dy, dx) = (p % 2, (p / 3) % 2);
+            (2 * row + dy) * 2 * side + 2 * col + dx
+        };
+        let len = planes * side * side;
+        let x: Vec<f32> = (0..len).map(|p| (p % 1000) as f32 + 1.0).collect();
+        let indices: Vec<i32> = (0..len).map(|p| target(p) as i32).collect();
+        let out = unpool_forward(&x, &indices, &plan).unwrap();
+        let out_plane = 4 * side * side;
+        for p in 0..len {
+            let at = (p / (side * side)) * out_plane + target(p);
+            assert_eq!(out[at], x[p], "element {p}");
+        }
+        assert_eq!(out.iter().filter(|&&v| v != 0.0).count(), len);
+        let grad: Vec<f32> = (0..out.len()).map(|o| (o % 997) as f32).collect();
+        let dx = unpool_backward(&grad, &indices, &plan).unwrap();
+        for p in 0..len {
+            let at = (p / (side * side)) * out_plane + target(p);
+            assert_eq!(dx[p], grad[at], "element {p}");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use burn::tensor::{bf16, f16};
 use bytemuck::Pod;
 
 use super::buffer::{write_zeros, written_buffer, zeroed_buffer, zeroed_by_the_os};
-use super::{for_each_piece, units_per_piece};
+use super::{Split, for_each_piece};
 use crate::error::UnpoolError;
 use crate::pool::{AxisWindows, PoolPlan};
 
@@ -271,7 +271,8 @@ pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
         .saturating_mul(window_len);
     // Whole planes when there are many, else slices of planes, so that a batch of one or a few
     // channels still keeps every thread busy.
-    let chunk = units_per_piece(total_rows, reads) * row_len;
+    let split = Split::queued(total_rows, reads);
+    let chunk = split.units_per_piece * row_len;
     let mut indices = Vec::new();
     // Every element of both buffers is written: each output row is one task's (the rows of all
     // tasks cover the output), and each cell of a row gets its window's maximum.
@@ -279,7 +280,7 @@ pub(crate) fn max_pool<T: PoolValue, I: PoolIndex>(
         indices = written_buffer(shape, |indices| {
             if chunk > 0 {
                 let pieces = values.chunks_mut(chunk).zip(indices.chunks_mut(chunk));
-                for_each_piece(pieces.enumerate(), |(piece, (values, indices))| {
+                for_each_piece(split, pieces.enumerate(), |(piece, (values, indices))| {
                     let first_row = piece * (chunk / row_len);
                     pool_rows(x, plan, &windows, first_row, values, indices)
                 });
@@ -342,26 +343,31 @@ fn add_windows<C, T, I>(
         dx.fill(C::zeroed());
         return;
     }
-    let per_piece = units_per_piece(planes, dx.len() + grad.len());
+    let split = Split::queued(planes, dx.len() + grad.len());
+    let per_piece = split.units_per_piece;
     let pieces = dx
         .chunks_mut(in_plane * per_piece)
         .zip(grad.chunks(out_plane * per_piece))
         .zip(indices.chunks(out_plane * per_piece));
-    for_each_piece(pieces.enumerate(), |(piece, ((dx, grad), indices))| {
-        let planes = dx
-            .chunks_mut(in_plane)
-            .zip(grad.chunks(out_plane))
-            .zip(indices.chunks(out_plane));
-        for (plane, ((dx, grad), indices)) in (piece * per_piece..).zip(planes) {
-            let dx = zeroed(dx);
-            let base = plan.index_base(plane);
-            for (&g, &index) in grad.iter().zip(indices) {
-                // The pool wrote `base + position`; a foreign index panics here (checked).
-                let cell = &mut dx[index.position().wrapping_sub(base)];
-                *cell = *cell + g;
+    for_each_piece(
+        split,
+        pieces.enumerate(),
+        |(piece, ((dx, grad), indices))| {
+            let planes = dx
+                .chunks_mut(in_plane)
+                .zip(grad.chunks(out_plane))
+                .zip(indices.chunks(out_plane));
+            for (plane, ((dx, grad), indices)) in (piece * per_piece..).zip(planes) {
+                let dx = zeroed(dx);
+                let base = plan.index_base(plane);
+                for (&g, &index) in grad.iter().zip(indices) {
+                    // The pool wrote `base + position`; a foreign index panics here (checked).
+                    let cell = &mut dx[index.position().wrapping_sub(base)];
+                    *cell = *cell + g;
+                }
             }
-        }
-    });
+        },
+    );
 }
 
 #[cfg(test)]
