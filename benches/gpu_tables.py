@@ -27,7 +27,8 @@ indices and raw indices; the first step's time apart; whether each trains) besid
 weight gradients, batch norm, pools and unpools, loss, optimizer) in the tuned builds beside
 PyTorch's parts, and the kernels autotune picked with their times (DIR/kernels-*/, CubeCL's own
 logs); the unpooling and pool tables on the CPU at the machine's core count beside PyTorch
-(`compare_peers.py`, `--pools`); then the unpooling table and the pool table on the default wgpu
+(`compare_peers.py`, `--pools`) and how both scale from 1 thread to the machine's cores
+(`--threads`); then the unpooling table and the pool table on the default wgpu
 device beside PyTorch on CUDA (`--gpu`, `--pools --gpu`). Each table is written as soon as it is
 done; each command's output goes to DIR/*.log;
 `nvidia-smi`'s readings during the run, where it exists, to DIR/gpu-monitor.csv (a memory figure
@@ -83,6 +84,9 @@ STEP_CONFIGS = [
 ]
 # The step bench's exit status where the device cannot compute in the asked float dtype.
 UNSUPPORTED_FLOAT = 3
+# The thread counts of the CPU scaling table (those up to the machine's cores).
+THREAD_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+
 # The weight the step configurations leave to the sections after them (the kernel logs, the CPU
 # tables, the GPU tables), against theirs (3, 2 and 1 each).
 AFTER_STEPS = 6
@@ -589,6 +593,15 @@ def tables(args, bundle, out, env, vulkan, binaries, started):
         if table is not None:
             report.write(table)
         table = report.command("pools-cpu", pool_peers + ["--pools", "--pools-binary", binaries["pools"]],
+                               args.timeout, share=0.15)
+        if table is not None:
+            report.write(table)
+        # How ours and PyTorch's CPU kernels scale with threads, up to this machine's cores; a run
+        # cut short keeps the thread counts it finished.
+        counts = ",".join(str(t) for t in THREAD_COUNTS if t <= (os.cpu_count() or 1))
+        report.write(f"\n### Scaling with threads ({counts})\n")
+        table = report.command("scaling-cpu", pool_peers + ["--threads", counts, "--timings", binaries["timings"],
+                                                            "--pools-binary", binaries["pools"]],
                                args.timeout, share=0.15)
         if table is not None:
             report.write(table)

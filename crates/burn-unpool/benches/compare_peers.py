@@ -24,12 +24,21 @@ backward, at the SegNet encoder shapes (2-d) and at volumetric shapes (3-d, besi
 Burn tensor ops the crate runs on devices without kernels); and ONNX `MaxPool` with `Indices`
 (`max_pool_onnx`, f32 and i32 values) beside `max_pool_with_indices` from the same bench run.
 
+With `--threads 1,2,4`, the scaling table instead: the unpooling forward and backward (pool
+indices) and the pools' forward and forward + backward, ours on Flex with `RAYON_NUM_THREADS` at
+each count beside PyTorch CPU with `torch.set_num_threads` at the same count, each with its speed-up
+over the first count and PyTorch's time over ours (`--pools-binary` and `--timings` as below).
+
 "copy" is the memory anchor, timed in the same run: one thread copying as many bytes as the op
 reads and writes (the `timings` bench's `copy_same_bytes` for unpooling; numpy's `copyto` for the
-pools), between buffers allocated once; "ours/copy" is the op's time as a multiple of it.
+pools), between buffers allocated once; "ours/copy" is the op's time as a multiple of it. The
+unpooling's forward and backward touch the same bytes (the forward reads `x` and the indices and
+writes the output; the backward reads the output gradient and the indices and writes `dx`), so one
+copy anchors both: "fwd/copy", "bwd raw/copy", "bwd pooled/copy".
 
 Usage: python crates/burn-unpool/benches/compare_peers.py [--batches 1,4] [--runs 15] [--gpu] [--calls 50]
-    [--pools] [--only s1,v1]  (only the workloads of these names; GPU tables)
+    [--pools] [--only s1,v1]  (only the workloads of these names; GPU tables and the scaling table)
+    [--threads 1,2,4,8,16]  (the scaling table)
     [--repeat 3]       (CPU tables: each cell the median of 3 runs, ours and the peers' alternated;
                         "torch/ours per run" gives the forward ratio of each run)
     [--timings PATH]   (a built `timings` bench binary, for a machine without cargo; with `--gpu`
@@ -237,15 +246,17 @@ def gpu_peers(batch, runs, calls, only):
     return rows
 
 
-def ours(batch, runs, gpu, binary, calls=50, only=None):
+def ours(batch, runs, gpu, binary, calls=50, only=None, extra=(), threads=None):
+    """The `timings` bench's medians at `batch`, keyed (shape, what@backend@index@mode); `extra`
+    flags are passed on (`--ops`, `--backends`); `threads` sets its thread pool's size."""
     flags = ["--json", "--batches", str(batch), "--runs", str(runs), "--calls", str(calls)] + (["--gpu"] if gpu else [])
-    flags += ["--only", only] if only else []
+    flags += (["--only", only] if only else []) + list(extra)
     if binary:
         cmd = [binary, "--bench"] + flags
     else:
         features = ["--features", "ndarray,wgpu" if gpu else "ndarray"]
         cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", *features, "--bench", "timings", "--"] + flags
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=thread_env(threads)).stdout
     rows = {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -253,6 +264,11 @@ def ours(batch, runs, gpu, binary, calls=50, only=None):
             if r["shape"] != "overlap":
                 rows[(r["shape"], f'{r["what"]}@{r["backend"]}@{r["index"]}@{r["mode"]}')] = r["median_ms"]
     return rows
+
+
+def thread_env(threads):
+    """The environment of a bench run with `threads` threads in its rayon pool (None: as is)."""
+    return None if threads is None else dict(os.environ, RAYON_NUM_THREADS=str(threads))
 
 
 def gpu_table(args):
@@ -336,15 +352,17 @@ def copy_ms(shape, out_shape, runs):
     return median_ms(lambda: np.copyto(target, source), runs)
 
 
-def ours_pools(batches, runs, binary, gpu=False, calls=20, only=None):
+def ours_pools(batches, runs, binary, gpu=False, calls=20, only=None, extra=(), threads=None):
+    """The `pools` bench's medians, keyed (shape, what, backend[, mode]); `extra` and `threads` as
+    for `ours`."""
     flags = ["--json", "--batches", batches, "--runs", str(runs), "--calls", str(calls)] + (["--gpu"] if gpu else [])
-    flags += ["--only", only] if only else []
+    flags += (["--only", only] if only else []) + list(extra)
     if binary:
         cmd = [binary, "--bench"] + flags
     else:
         features = "ndarray,wgpu" if gpu else "ndarray"
         cmd = ["cargo", "bench", "-q", "-p", "burn-unpool", "--features", features, "--bench", "pools", "--"] + flags
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=thread_env(threads)).stdout
     rows = {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -396,9 +414,7 @@ def pool_peers(batches, runs):
     """PyTorch's medians (forward, forward + backward, step) and the copy anchor of every pool
     workload of `pools_table`, keyed like `ours_pools`' rows."""
     rows = {}
-    workloads = [((b, c, h, w), 2, 2, 0) for b in batches for _, c, h, w in POOL_STAGES]
-    workloads += [(shape, k, s, p) for _, shape, k, s, p in VOLUMES]
-    for shape, k, s, p in workloads:
+    for _, shape, k, s, p in pool_workloads(batches):
         key = pool_key(shape)
         tf, tfb, ts = torch_pool_medians(shape, k, s, p, runs)
         rows[(key, "torch_forward")], rows[(key, "torch_forward_backward")], rows[(key, "torch_step")] = tf, tfb, ts
@@ -479,6 +495,89 @@ def pools_table(args):
         print("| " + " | ".join(cells) + " |")
 
 
+# The rows of the scaling table: (table title, bench, ours' row name, PyTorch's).
+SCALING_OPS = [("unpooling forward", "timings", "forward", "pytorch_forward"),
+               ("unpooling backward (pool indices)", "timings", "backward_pooled", "pytorch_backward"),
+               ("max pool forward", "pools", "ours_forward", "torch_forward"),
+               ("max pool forward + backward", "pools", "ours_forward_backward", "torch_forward_backward")]
+
+
+def scaling_runs(args, threads, batches):
+    """One run at `threads` threads: ours on Flex (the `timings` and `pools` benches, rayon's pool
+    of that size), then PyTorch with as many threads; medians keyed (op row, shape, batch)."""
+    rows = {}
+    for batch in batches:
+        mine = ours(batch, args.runs, False, args.timings, args.calls, args.only,
+                    ["--ops", "forward,backward_pooled", "--backends", "flex"], threads)
+        for name, *_ in STAGES:
+            for what in ("forward", "backward_pooled"):
+                key = (name, f"{what}@flex@i32@latency")
+                if key in mine:
+                    rows[(what, name, batch)] = mine[key]
+    pools = ours_pools(",".join(map(str, batches)), args.runs, args.pools_binary, calls=args.calls, only=args.only,
+                       extra=["--ops", "ours_forward,ours_forward_backward", "--backends", "flex"], threads=threads)
+    for (key, what, backend, *_), ms in pools.items():
+        rows[(what, key, None)] = ms
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(7)
+    for batch in batches:
+        for name, c, h, w, oh, ow in STAGES:
+            if not wanted(name, args.only):
+                continue
+            x, idx = stage_values((batch, c, h, w)), window_indices(rng, batch, c, h, w, oh, ow)
+            fwd, bwd, _ = torch_medians(torch.from_numpy(x), torch.from_numpy(idx), [oh, ow], args.runs, lambda: None,
+                                        with_step=False)
+            rows[("pytorch_forward", name, batch)], rows[("pytorch_backward", name, batch)] = fwd, bwd
+    for name, shape, k, s, p in pool_workloads(batches):
+        if wanted(name, args.only):
+            tf, tfb, _ = torch_pool_medians(shape, k, s, p, args.runs, with_step=False)
+            rows[("torch_forward", pool_key(shape), None)] = tf
+            rows[("torch_forward_backward", pool_key(shape), None)] = tfb
+    return rows
+
+
+def pool_workloads(batches):
+    """The pool tables' workloads: (name, shape, kernel, stride, padding), 2-d at `batches`, then 3-d."""
+    return ([(name, (b, c, h, w), 2, 2, 0) for b in batches for name, c, h, w in POOL_STAGES]
+            + list(VOLUMES))
+
+
+def scaling_table(args):
+    """Ours on Flex and PyTorch CPU at each of `--threads` (`--repeat` runs at each, every run ours
+    then PyTorch's, alternated): one row per op, shape and thread count, with the
+    speed-up over the first thread count and PyTorch's time over ours. The rows of a thread count
+    are printed as soon as its last round is done, so a run cut short keeps them."""
+    counts = [int(t) for t in args.threads.split(",")]
+    batches = [int(b) for b in args.batches.split(",")]
+    first = f"{counts[0]} thread{'s' if counts[0] > 1 else ''}"
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; torch {torch.__version__}; "
+          f"ours on Flex (f32, i32 indices) with RAYON_NUM_THREADS=T, PyTorch with torch.set_num_threads(T); "
+          f"medians of {args.runs} runs after 2 warm-up runs; each cell the median of {args.repeat} runs "
+          f"(ours then PyTorch's, alternated); ms; speed-up: over {first}", flush=True)
+    print()
+    header = ("op", "shape", "threads", "ours", "ours speed-up", "torch", "torch speed-up", "torch/ours")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header), flush=True)
+    baseline = None
+    for t in counts:
+        median = median_of_runs([scaling_runs(args, t, batches) for _ in range(args.repeat)])
+        baseline = baseline or median
+        for title, bench, what, theirs in SCALING_OPS:
+            if bench == "timings":
+                shapes = [(f"{name} b{b}", (name, b)) for b in batches for name, *_ in STAGES]
+            else:
+                shapes = [(f"{name} {pool_key(shape)}", (pool_key(shape), None))
+                          for name, shape, *_ in pool_workloads(batches)]
+            for label, key in shapes:
+                if (what,) + key not in median:
+                    continue
+                o, p = median[(what,) + key], median[(theirs,) + key]
+                o1, p1 = baseline[(what,) + key], baseline[(theirs,) + key]
+                cells = [title, label, str(t), f"{o:.2f}", f"{o1 / o:.2f}x", f"{p:.2f}", f"{p1 / p:.2f}x",
+                         f"{p / o:.2f}x"]
+                print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--batches", default="1,4")
@@ -492,7 +591,12 @@ def main():
     parser.add_argument("--repeat", type=int, default=1,
                         help="CPU tables: run ours and the peers this many times, alternated, and show each "
                              "cell's median over the runs")
+    parser.add_argument("--threads", help="the scaling table instead: ours on Flex and PyTorch CPU at each of "
+                                          "these thread counts, comma-separated (e.g. 1,2,4,8,16)")
     args = parser.parse_args()
+    if args.threads:
+        scaling_table(args)
+        return
     if args.pools and args.gpu:
         gpu_pools_table(args)
         return
@@ -509,7 +613,8 @@ def main():
           f"medians of {args.runs} runs, f32; "
           f"each cell the median of {args.repeat} such runs (ours, then the peers', alternated)")
     header = ("shape", "batch", "ours fwd", "ORT fwd", "torch fwd", "ORT/ours", "torch/ours", "torch/ours per run", "naive/ours",
-              "copy", "ours fwd/copy", "ours bwd raw", "ours bwd pooled", "torch bwd", "torch/ours bwd pooled", "ours step", "torch step",
+              "copy", "ours fwd/copy", "ours bwd raw", "ours bwd pooled", "bwd raw/copy", "bwd pooled/copy", "torch bwd",
+              "torch/ours bwd pooled", "ours step", "torch step",
               "torch/ours step", "Burn's loss+read")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -525,7 +630,8 @@ def main():
             o, t, tb = theirs[(name, "onnxruntime_forward")], theirs[(name, "pytorch_forward")], theirs[(name, "pytorch_backward")]
             copy = mine[(name, "copy_same_bytes@memory@i32@latency")]
             cells = [name, batch, f"{fwd:.2f}", f"{o:.2f}", f"{t:.2f}", f"{o / fwd:.2f}x", f"{t / fwd:.2f}x", torch_per_run, f"{naive / fwd:.1f}x",
-                     f"{copy:.2f}", f"{fwd / copy:.2f}x", f"{bwd:.2f}", f"{pooled:.2f}", f"{tb:.2f}", f"{tb / pooled:.2f}x",
+                     f"{copy:.2f}", f"{fwd / copy:.2f}x", f"{bwd:.2f}", f"{pooled:.2f}", f"{bwd / copy:.2f}x",
+                     f"{pooled / copy:.2f}x", f"{tb:.2f}", f"{tb / pooled:.2f}x",
                      f'{best("step"):.2f}', f'{theirs[(name, "pytorch_step")]:.2f}',
                      f'{theirs[(name, "pytorch_step")] / best("step"):.2f}x', f'{best("step_loss_and_read"):.2f}']
             print("| " + " | ".join(map(str, cells)) + " |")

@@ -188,10 +188,20 @@ fn time_pools<const R: usize>(
     let forward_backward =
         |pool: PoolFn<R>| pool(x_grad.clone().require_grad(), workload).backward();
     let step = |pool: PoolFn<R>| training_step(pool, x_grad.clone(), workload);
-    // Every pool runs once, forward and forward + backward, before any is timed: a workload's
+    let timed = |name: &str| {
+        ["forward", "forward_backward", "step"]
+            .iter()
+            .any(|what| args.wants_op(&format!("{name}_{what}")))
+    };
+    let timed_pools: Vec<Pool<R>> = pools
+        .iter()
+        .copied()
+        .filter(|(name, _)| timed(name))
+        .collect();
+    // Every pool timed runs once, forward and forward + backward, before any is timed: a workload's
     // first large allocations are slower, a cost that belongs to no pool (the same kernel came
     // out twice as fast when timed second: s3 batch 12, 35 against 17 ms on Flex).
-    for &(_, pool) in pools {
+    for &(_, pool) in &timed_pools {
         drop(forward(pool));
         drop(forward_backward(pool));
         step(pool);
@@ -199,40 +209,37 @@ fn time_pools<const R: usize>(
     device.sync().expect("the device syncs");
     // Burn's part of the step: the loss over the pooled shape, its backward, the read of `x`'s
     // gradient.
-    let pooled_shape: [usize; R] = forward(pools[0].1).dims();
-    let ms = support::loss_and_read(args.runs, &autodiff, pooled_shape, x.dims());
-    report(
-        args,
-        workload,
-        "step_loss_and_read",
-        backend,
-        Mode::Latency,
-        ms,
-    );
-    for &(name, pool) in pools {
+    if args.wants_op("step_loss_and_read") {
+        let pooled_shape: [usize; R] = forward(pools[0].1).dims();
+        let ms = support::loss_and_read(args.runs, &autodiff, pooled_shape, x.dims());
+        report(
+            args,
+            workload,
+            "step_loss_and_read",
+            backend,
+            Mode::Latency,
+            ms,
+        );
+    }
+    for &(name, pool) in &timed_pools {
         for &mode in modes {
-            let ms = time_mode(args, device, mode, &|| forward(pool));
-            report(
-                args,
-                workload,
-                &format!("{name}_forward"),
-                backend,
-                mode,
-                ms,
-            );
-            let ms = time_mode(args, device, mode, &|| forward_backward(pool));
-            report(
-                args,
-                workload,
-                &format!("{name}_forward_backward"),
-                backend,
-                mode,
-                ms,
-            );
+            // Each result lives until the sync (a fused device may skip work whose result is
+            // dropped), so each row times its own closure.
+            let what = format!("{name}_forward");
+            if args.wants_op(&what) {
+                let ms = time_mode(args, device, mode, &|| forward(pool));
+                report(args, workload, &what, backend, mode, ms);
+            }
+            let what = format!("{name}_forward_backward");
+            if args.wants_op(&what) {
+                let ms = time_mode(args, device, mode, &|| forward_backward(pool));
+                report(args, workload, &what, backend, mode, ms);
+            }
             // A step ends in a read of the gradient, a sync: its throughput is its latency.
-            if let Mode::Latency = mode {
+            let what = format!("{name}_step");
+            if args.wants_op(&what) && matches!(mode, Mode::Latency) {
                 let ms = time_mode(args, device, mode, &|| step(pool));
-                report(args, workload, &format!("{name}_step"), backend, mode, ms);
+                report(args, workload, &what, backend, mode, ms);
             }
         }
     }
@@ -266,7 +273,7 @@ fn main() {
     }
     for batch in &args.batches {
         for workload in segnet(*batch).iter().filter(|w| wanted(w)) {
-            for (backend, device, _) in support::cpu_devices() {
+            for (backend, device, _) in args.cpu_devices() {
                 time_pools(
                     &args,
                     workload,
@@ -275,12 +282,14 @@ fn main() {
                     &pools_2d,
                     &[Mode::Latency],
                 );
-                time_onnx_int(&args, workload, backend, &device);
+                if args.wants_op("onnx_int_forward") {
+                    time_onnx_int(&args, workload, backend, &device);
+                }
             }
         }
     }
     for workload in volumes().iter().filter(|w| wanted(w)) {
-        for (backend, device, _) in support::cpu_devices() {
+        for (backend, device, _) in args.cpu_devices() {
             time_pools(
                 &args,
                 workload,

@@ -134,7 +134,7 @@ fn run_gpu_workload(args: &Args, workload: &Workload) {
 
 fn run_workload(args: &Args, workload: &Workload) {
     let runs = args.runs;
-    for (backend, device, dtype) in support::cpu_devices() {
+    for (backend, device, dtype) in args.cpu_devices() {
         time_device(args, workload, backend, &device, dtype);
     }
 
@@ -156,17 +156,23 @@ fn run_workload(args: &Args, workload: &Workload) {
         mode: Mode::Latency,
         ms,
     };
-    let ms = median_ms(2, runs, || {
-        out.fill(0.0);
-        bench_support::unpool_forward_into(&x, &indices, &plan, &mut out);
-    });
-    report(args, workload, memory("forward_reused_buffer", ms));
-    let ms = median_ms(2, runs, || out.fill(0.0));
-    report(args, workload, memory("zero_fill_output", ms));
-    let source = vec![1u8; workload.bytes(4)];
-    let mut target = vec![0u8; workload.bytes(4)];
-    let ms = median_ms(2, runs, || target.copy_from_slice(&source));
-    report(args, workload, memory("copy_same_bytes", ms));
+    if args.wants_op("forward_reused_buffer") {
+        let ms = median_ms(2, runs, || {
+            out.fill(0.0);
+            bench_support::unpool_forward_into(&x, &indices, &plan, &mut out);
+        });
+        report(args, workload, memory("forward_reused_buffer", ms));
+    }
+    if args.wants_op("zero_fill_output") {
+        let ms = median_ms(2, runs, || out.fill(0.0));
+        report(args, workload, memory("zero_fill_output", ms));
+    }
+    if args.wants_op("copy_same_bytes") {
+        let source = vec![1u8; workload.bytes(4)];
+        let mut target = vec![0u8; workload.bytes(4)];
+        let ms = median_ms(2, runs, || target.copy_from_slice(&source));
+        report(args, workload, memory("copy_same_bytes", ms));
+    }
 }
 
 /// The op on `device`: with raw indices of `dtype` (checked, and without the check) and with the
@@ -205,7 +211,8 @@ fn time_device(args: &Args, workload: &Workload, backend: &str, device: &Device,
     };
     // Every op runs once before any is timed, as in the pools bench: the first op timed on a
     // workload would otherwise pay for its first large allocations.
-    for (_, op) in ops {
+    let ops = ops.into_iter().filter(|(what, _)| args.wants_op(what));
+    for (_, op) in ops.clone() {
         drop(op());
     }
     device.sync().expect("the device syncs");
@@ -252,37 +259,47 @@ fn autodiff_backwards(
     let (x, indices) = tensors(workload, device, dtype);
     let options = workload.options();
     let sync = || device.sync().expect("the device syncs");
-    let ours = median_autodiff_backward(args.runs, sync, || {
-        max_unpool2d(x.clone().require_grad(), indices.clone(), options.clone())
-    });
-    let naive = median_autodiff_backward(args.runs, sync, || {
-        naive_unpool(x.clone().require_grad(), indices.clone(), workload.output)
-    });
+    let ours = || {
+        median_autodiff_backward(args.runs, sync, || {
+            max_unpool2d(x.clone().require_grad(), indices.clone(), options.clone())
+        })
+    };
+    let naive = || {
+        median_autodiff_backward(args.runs, sync, || {
+            naive_unpool(x.clone().require_grad(), indices.clone(), workload.output)
+        })
+    };
     // A training step's share: the op under autodiff, a `sum()` loss, `backward()`, and the
     // gradient of `x` read with a `sum()`; the same as PyTorch's side in `compare_peers.py`.
-    let step = support::time_mode(args.runs, args.calls, device, Mode::Latency, &|| {
-        let x = x.clone().require_grad();
-        let grads = max_unpool2d(x.clone(), indices.clone(), options.clone())
-            .sum()
-            .backward();
-        let dx = x.grad(&grads).expect("x requires its gradient");
-        dx.sum().into_scalar::<f32>()
-    });
+    let step = || {
+        support::time_mode(args.runs, args.calls, device, Mode::Latency, &|| {
+            let x = x.clone().require_grad();
+            let grads = max_unpool2d(x.clone(), indices.clone(), options.clone())
+                .sum()
+                .backward();
+            let dx = x.grad(&grads).expect("x requires its gradient");
+            dx.sum().into_scalar::<f32>()
+        })
+    };
     let [n, c, _, _] = workload.input;
     let output = [n, c, workload.output[0], workload.output[1]];
-    let burn = support::loss_and_read(args.runs, device, output, workload.input);
-    for (what, ms) in [
-        ("backward_autodiff", ours),
-        ("backward_autodiff_naive", naive),
-        ("step", step),
-        ("step_loss_and_read", burn),
-    ] {
+    let burn = || support::loss_and_read(args.runs, device, output, workload.input);
+    let rows: [(&str, &dyn Fn() -> f64); 4] = [
+        ("backward_autodiff", &ours),
+        ("backward_autodiff_naive", &naive),
+        ("step", &step),
+        ("step_loss_and_read", &burn),
+    ];
+    for (what, time) in rows {
+        if !args.wants_op(what) {
+            continue;
+        }
         let row = Row {
             what,
             backend,
             index: dtype,
             mode: Mode::Latency,
-            ms,
+            ms: time(),
         };
         report(args, workload, row);
     }

@@ -26,6 +26,13 @@ struct Cli {
     /// Only the workloads of these names, comma-separated (s1..s4, v1..v3, overlap).
     #[arg(long, value_delimiter = ',')]
     only: Option<Vec<String>>,
+    /// Only the rows of these names, comma-separated (e.g. forward,backward_pooled; the names of
+    /// the JSON lines' "what").
+    #[arg(long, value_delimiter = ',')]
+    ops: Option<Vec<String>>,
+    /// Only these CPU devices, comma-separated (flex, ndarray).
+    #[arg(long, value_delimiter = ',')]
+    backends: Option<Vec<String>>,
     /// Also time the default wgpu device (a build with `--features wgpu`).
     #[arg(long)]
     gpu: bool,
@@ -41,6 +48,8 @@ pub struct Args {
     pub runs: usize,
     pub calls: usize,
     pub only: Option<Vec<String>>,
+    pub ops: Option<Vec<String>>,
+    pub backends: Option<Vec<String>>,
     pub gpu: bool,
 }
 
@@ -54,16 +63,35 @@ impl Args {
             runs: cli.runs.unwrap_or(runs),
             calls: cli.calls.unwrap_or(calls),
             only: cli.only,
+            ops: cli.ops,
+            backends: cli.backends,
             gpu: cli.gpu,
         }
     }
 
     /// Whether the workload named `name` is to be timed (`--only`).
     pub fn wants(&self, name: &str) -> bool {
-        self.only
-            .as_ref()
-            .is_none_or(|names| names.iter().any(|n| n == name))
+        listed(&self.only, name)
     }
+
+    /// Whether the row named `what` is to be timed (`--ops`).
+    pub fn wants_op(&self, what: &str) -> bool {
+        listed(&self.ops, what)
+    }
+
+    /// The CPU devices to time (`--backends`), with the index dtype their own pool emits.
+    pub fn cpu_devices(&self) -> Vec<(&'static str, Device, DType)> {
+        cpu_devices()
+            .into_iter()
+            .filter(|(backend, ..)| listed(&self.backends, backend))
+            .collect()
+    }
+}
+
+/// Whether `name` is in `list`, where no list means every name.
+fn listed(list: &Option<Vec<String>>, name: &str) -> bool {
+    list.as_ref()
+        .is_none_or(|names| names.iter().any(|n| n == name))
 }
 
 /// The CPU devices measured, with the index dtype their own pool emits: Flex (i32) and
