@@ -287,17 +287,16 @@ mod tests {
         let x: Vec<f32> = (0..len).map(|p| (p % 1000) as f32 + 1.0).collect();
         let indices: Vec<i32> = (0..len).map(|p| target(p) as i32).collect();
         let out = unpool_forward(&x, &indices, &plan).unwrap();
-        let out_plane = 4 * side * side;
-        for p in 0..len {
-            let at = (p / (side * side)) * out_plane + target(p);
-            assert_eq!(out[at], x[p], "element {p}");
+        // Where element `p` lands in the whole output.
+        let landing = |p: usize| (p / (side * side)) * 4 * side * side + target(p);
+        for (p, &value) in x.iter().enumerate() {
+            assert_eq!(out[landing(p)], value, "element {p}");
         }
         assert_eq!(out.iter().filter(|&&v| v != 0.0).count(), len);
         let grad: Vec<f32> = (0..out.len()).map(|o| (o % 997) as f32).collect();
         let dx = unpool_backward(&grad, &indices, &plan).unwrap();
-        for p in 0..len {
-            let at = (p / (side * side)) * out_plane + target(p);
-            assert_eq!(dx[p], grad[at], "element {p}");
+        for (p, &d) in dx.iter().enumerate() {
+            assert_eq!(d, grad[landing(p)], "element {p}");
         }
     }
 

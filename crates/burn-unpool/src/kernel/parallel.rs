@@ -82,7 +82,7 @@ impl Split {
 /// waits for a worker to wake, and where the second worker woke late the first did every piece,
 /// at one core's speed (the s3 batch-1 forward's "slow mode" in docs/benchmarks.md); here a worker
 /// that wakes late finds less left, or nothing. Large work, where a late worker still finds half
-/// to steal, goes to rayon's split, which measured 5-10% faster there (the same page).
+/// to steal, goes to rayon's split, which measured 6-9% faster there (the same page).
 pub(crate) fn for_each_piece<I, F>(split: Split, pieces: I, work: F)
 where
     I: Iterator + Send,
