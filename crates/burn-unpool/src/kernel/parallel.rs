@@ -19,9 +19,8 @@ const RAYON_SPLIT_ELEMENTS: usize = 1 << 23;
 /// few enough that taking one costs nothing next to doing it.
 const PIECES_PER_THREAD: usize = 4;
 
-/// Pieces per thread in rayon's split, at most (one per plane at SegNet's s1 on two threads):
-/// rayon groups them as it splits, and with one piece per plane it measured faster than with 32
-/// per thread (docs/benchmarks.md).
+/// Pieces per thread in rayon's split, at most: one per plane at SegNet's s1 on two threads, as
+/// the kernels had before the shared queue (rayon groups them as it splits).
 const RAYON_PIECES_PER_THREAD: usize = 128;
 
 /// How many times the calling thread yields its core while the helpers finish their last pieces,
