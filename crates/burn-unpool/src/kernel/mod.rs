@@ -277,7 +277,8 @@ mod tests {
             &MaxUnpoolOptions::new([2, 2]),
         )
         .unwrap();
-        assert!(Split::of(planes, plan.output_len() + plan.input_len()).units_per_piece == 1);
+        let split = Split::of(planes, plan.output_len() + plan.input_len());
+        assert!(split.by_rayon && split.units_per_piece == 1, "{split:?}");
         let target = |p: usize| {
             let (row, col) = ((p / side) % side, p % side);
             let (dy, dx) = (p % 2, (p / 3) % 2);

@@ -38,7 +38,7 @@ pub(crate) struct Split {
     /// How many units (planes, rows) go in one piece.
     pub units_per_piece: usize,
     /// Whether rayon splits the pieces among its workers, rather than the shared queue.
-    by_rayon: bool,
+    pub by_rayon: bool,
 }
 
 impl Split {
@@ -49,10 +49,7 @@ impl Split {
     pub(crate) fn of(units: usize, elements: usize) -> Self {
         if elements >= RAYON_SPLIT_ELEMENTS {
             let pieces = rayon::current_num_threads() * RAYON_PIECES_PER_THREAD;
-            return Self {
-                units_per_piece: units.div_ceil(pieces).max(1),
-                by_rayon: true,
-            };
+            return Self::cut(units, pieces, true);
         }
         Self::queued(units, elements)
     }
@@ -66,9 +63,14 @@ impl Split {
         } else {
             rayon::current_num_threads() * PIECES_PER_THREAD
         };
+        Self::cut(units, pieces, false)
+    }
+
+    /// `units` in at most `pieces` pieces, at least one unit each.
+    fn cut(units: usize, pieces: usize, by_rayon: bool) -> Self {
         Self {
             units_per_piece: units.div_ceil(pieces).max(1),
-            by_rayon: false,
+            by_rayon,
         }
     }
 }
