@@ -8,6 +8,9 @@
 //! - [`run`]: train, evaluate and predict, as the command line calls them.
 //! - [`render`]: prediction images a person can look at.
 //!
+//! Without the default feature `train` the crate is [`model`] and the synthetic scenes of
+//! [`data`] alone, which build for WebAssembly (`examples/segnet-web` segments in a browser).
+//!
 //! ```
 //! use burn::tensor::{Device, Tensor};
 //! use segnet::model::{Architecture, SegNetConfig};
@@ -23,11 +26,18 @@
 //! ```
 
 pub mod data;
+#[cfg(feature = "train")]
 pub mod device;
+#[cfg(feature = "train")]
 pub mod experiment;
+#[cfg(feature = "train")]
 pub mod fit;
 pub mod model;
+#[cfg(feature = "train")]
 pub mod plot;
+#[cfg(feature = "train")]
 pub mod render;
+#[cfg(feature = "train")]
 pub mod run;
+#[cfg(feature = "train")]
 pub mod training;

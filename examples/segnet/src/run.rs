@@ -17,7 +17,8 @@ use burn::train::{
 use image::{GrayImage, RgbImage};
 
 use crate::data::{
-    ClassInfo, SegmentationBatcher, Split, class_frequencies, median_frequency_weights,
+    ClassInfo, SegmentationBatcher, Split, class_frequencies, image_values,
+    median_frequency_weights,
 };
 use crate::experiment::{Artifacts, ClassWeighting, ExperimentConfig, SplitData};
 use crate::fit;
@@ -239,7 +240,7 @@ pub fn segment(net: &SegNet, images: &[&RgbImage], device: &Device) -> Vec<GrayI
     let (w, h) = images[0].dimensions();
     let values: Vec<f32> = images
         .iter()
-        .flat_map(|image| SegmentationBatcher::image_values(image))
+        .flat_map(|image| image_values(image))
         .collect();
     let batch = Tensor::<4>::from_data(
         TensorData::new(values, [images.len(), 3, h as usize, w as usize]),

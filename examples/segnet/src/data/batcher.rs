@@ -1,10 +1,8 @@
 //! Items to tensors.
 
+use super::{SegmentationItem, image_values};
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use image::RgbImage;
-
-use super::SegmentationItem;
 
 /// A batch: images scaled to `[0, 1]` and labels (with [`IGNORE`](super::IGNORE) kept as is).
 #[derive(Clone, Debug)]
@@ -19,21 +17,6 @@ pub struct SegmentationBatch {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SegmentationBatcher;
 
-impl SegmentationBatcher {
-    /// Pixels `[3, h, w]` in `[0, 1]`, channel-major, as the network reads them.
-    pub fn image_values(image: &RgbImage) -> Vec<f32> {
-        let (w, h) = image.dimensions();
-        let plane = (w * h) as usize;
-        let mut values = vec![0.0; 3 * plane];
-        for (i, pixel) in image.pixels().enumerate() {
-            for c in 0..3 {
-                values[c * plane + i] = f32::from(pixel[c]) / 255.0;
-            }
-        }
-        values
-    }
-}
-
 impl Batcher<SegmentationItem, SegmentationBatch> for SegmentationBatcher {
     fn batch(&self, items: Vec<SegmentationItem>, device: &Device) -> SegmentationBatch {
         let (w, h) = items[0].image.dimensions();
@@ -46,7 +29,7 @@ impl Batcher<SegmentationItem, SegmentationBatch> for SegmentationBatcher {
                 ((w as u32, h as u32), (w as u32, h as u32)),
                 "every image and label map of a batch must be {w} x {h}"
             );
-            images.extend(Self::image_values(&item.image));
+            images.extend(image_values(&item.image));
             targets.extend(item.labels.as_raw().iter().map(|&l| i64::from(l)));
         }
         let n = items.len();

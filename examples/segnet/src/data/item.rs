@@ -14,3 +14,16 @@ pub struct SegmentationItem {
     /// Class index per pixel.
     pub labels: GrayImage,
 }
+
+/// Pixels `[3, h, w]` in `[0, 1]`, channel-major, as the network reads them.
+pub fn image_values(image: &RgbImage) -> Vec<f32> {
+    let (w, h) = image.dimensions();
+    let plane = (w * h) as usize;
+    let mut values = vec![0.0; 3 * plane];
+    for (i, pixel) in image.pixels().enumerate() {
+        for c in 0..3 {
+            values[c * plane + i] = f32::from(pixel[c]) / 255.0;
+        }
+    }
+    values
+}

@@ -1,16 +1,22 @@
 //! Segmentation data: the built-in synthetic scenes, a CamVid-layout loader, batching and class
 //! weights.
 
+#[cfg(feature = "train")]
 mod batcher;
+#[cfg(feature = "train")]
 mod camvid;
+#[cfg(feature = "train")]
 mod class_weights;
 mod item;
 mod synthetic;
 
+#[cfg(feature = "train")]
 pub use batcher::{SegmentationBatch, SegmentationBatcher};
+#[cfg(feature = "train")]
 pub use camvid::{CAMVID_CLASSES, CamVidDataset, CamVidError};
+#[cfg(feature = "train")]
 pub use class_weights::{class_frequencies, median_frequency_weights};
-pub use item::{IGNORE, SegmentationItem};
+pub use item::{IGNORE, SegmentationItem, image_values};
 pub use synthetic::{SYNTHETIC_CLASSES, Split, SyntheticScenes};
 
 /// A class: its name and the colour predictions and legends show it in.

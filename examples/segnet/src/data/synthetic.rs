@@ -10,6 +10,7 @@
 
 use std::f32::consts::{PI, TAU};
 
+#[cfg(feature = "train")]
 use burn::data::dataset::{Dataset, DatasetError};
 use image::{GrayImage, Rgb, RgbImage};
 use rand::{Rng, SeedableRng};
@@ -42,6 +43,7 @@ pub enum Split {
 #[derive(Clone, Debug)]
 pub struct SyntheticScenes {
     split: Split,
+    #[cfg_attr(not(feature = "train"), allow(dead_code))]
     len: usize,
     size: [usize; 2],
     seed: u64,
@@ -82,6 +84,7 @@ impl SyntheticScenes {
     }
 }
 
+#[cfg(feature = "train")]
 impl Dataset<SegmentationItem> for SyntheticScenes {
     fn get(&self, index: usize) -> Result<SegmentationItem, DatasetError> {
         assert!(index < self.len, "scene {index} of a split of {}", self.len);

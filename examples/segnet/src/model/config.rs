@@ -7,13 +7,14 @@ use serde::{Deserialize, Serialize};
 use super::SegNet;
 
 /// The two networks of the SegNet paper (Badrinarayanan et al., 2017).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "train", derive(clap::ValueEnum))]
 pub enum Architecture {
     /// VGG16-style: 13 3x3 convolutions in 5 stages of 2, 2, 3, 3, 3, widths `w, 2w, 4w, 8w, 8w`.
-    #[value(name = "segnet")]
+    #[cfg_attr(feature = "train", value(name = "segnet"))]
     SegNet,
     /// 4 stages of one 7x7 convolution each, all of width `w` (64 in the paper).
-    #[value(name = "segnet-basic")]
+    #[cfg_attr(feature = "train", value(name = "segnet-basic"))]
     SegNetBasic,
 }
 

@@ -89,7 +89,8 @@ impl DecoderStage {
 /// as plain tensors and the sizes beside them, checked like any raw indices (on a GPU, one
 /// device read-back per stage). The network uses the first; the second is there to measure the
 /// difference (`benches/step.rs`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "train", derive(clap::ValueEnum))]
 pub enum IndexPath {
     /// [`PoolIndices`]: no check, no output size.
     #[default]
