@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Builds the page, opens it in headless Chromium and checks what it computes.
+
+    python3 examples/segnet-web/check.py                         # the CPU (Flex) in the page
+    python3 examples/segnet-web/check.py --device webgpu         # the browser's WebGPU (SwiftShader)
+    python3 examples/segnet-web/check.py --screenshot page.png   # also keep what the page showed
+
+1. Builds the module (`cargo build --release --target wasm32-unknown-unknown -p segnet-web`) and
+   its JavaScript glue (`wasm-bindgen --target web`) into `examples/segnet-web/pkg/`.
+2. Serves the example's folder on the loopback address and opens `index.html` in headless
+   Chromium through chromedriver (WebDriver over HTTP), on the device asked for; waits for the
+   page to segment a held-out scene, then segments it again (`--frames`) for the time per frame.
+3. Segments the same scene natively on Flex (the `segment` binary of this package), with the
+   same weights, and compares: every score within `--tolerance` of the largest score's size, and
+   the class of every pixel the same, except where the native model's two best scores are within
+   that tolerance of each other (counted and printed); the pixel accuracy of both at least
+   `--min-accuracy`.
+
+Needs chromium, chromedriver, the wasm32 standard library and wasm-bindgen's CLI at the version
+in Cargo.lock (`.ci/wasm` installs them all). Exits 1 on a failed check.
+"""
+
+import argparse
+import base64
+import functools
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+PAGE = Path(__file__).resolve().parent
+ROOT = PAGE.parent.parent
+
+
+def run(command, **kwargs):
+    print("$", " ".join(str(part) for part in command), flush=True)
+    return subprocess.run(command, cwd=ROOT, check=True, **kwargs)
+
+
+def build(target_dir):
+    """The release module and its glue in pkg/; returns the module's size in bytes."""
+    env = dict(os.environ)
+    if target_dir:
+        env["CARGO_TARGET_DIR"] = str(target_dir)
+    cargo = run(["cargo", "build", "--release", "--target", "wasm32-unknown-unknown",
+                 "-p", "segnet-web", "--lib", "--message-format", "json-render-diagnostics"],
+                env=env, stdout=subprocess.PIPE, text=True)
+    modules = [name for line in cargo.stdout.splitlines()
+               for name in json.loads(line).get("filenames") or []
+               if name.endswith("/segnet_web.wasm")]
+    if not modules:
+        sys.exit("cargo built no segnet_web.wasm")
+    shutil.rmtree(PAGE / "pkg", ignore_errors=True)
+    # The name section (function names for stack traces, 17 % of the module) stays out.
+    run(["wasm-bindgen", "--target", "web", "--no-typescript", "--remove-name-section",
+         "--out-dir", PAGE / "pkg", modules[0]])
+    return (PAGE / "pkg" / "segnet_web_bg.wasm").stat().st_size
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(directory):
+    """A static server of `directory` on the loopback address, in a thread; returns its port."""
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                          ".wasm": "application/wasm", ".js": "text/javascript"}
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_address[1]
+
+
+class WebDriver:
+    """The few WebDriver commands the check needs, over chromedriver's HTTP."""
+
+    def __init__(self, port):
+        self.base = f"http://127.0.0.1:{port}"
+        self.session = None
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                return json.loads(response.read())["value"]
+        except urllib.error.HTTPError as error:
+            sys.exit(f"WebDriver {method} {path}: {error.read().decode(errors='replace')[:2000]}")
+
+    def start(self, args):
+        capabilities = {"browserName": "chrome",
+                        "goog:chromeOptions": {"binary": shutil.which("chromium"), "args": args}}
+        value = self.call("POST", "/session", {"capabilities": {"alwaysMatch": capabilities}})
+        self.session = value["sessionId"]
+        self.call("POST", f"/session/{self.session}/timeouts", {"script": 600_000})
+
+    def go(self, url):
+        self.call("POST", f"/session/{self.session}/url", {"url": url})
+
+    def script(self, source, *args):
+        return self.call("POST", f"/session/{self.session}/execute/sync",
+                         {"script": source, "args": list(args)})
+
+    def async_script(self, source, *args):
+        return self.call("POST", f"/session/{self.session}/execute/async",
+                         {"script": source, "args": list(args)})
+
+    def screenshot(self):
+        return base64.b64decode(self.call("GET", f"/session/{self.session}/screenshot"))
+
+    def quit(self):
+        if self.session:
+            self.call("DELETE", f"/session/{self.session}")
+
+
+def in_browser(args, port):
+    """What the page computed: its state after `args.frames` frames of the scene."""
+    driver_port = free_port()
+    driver = subprocess.Popen(["chromedriver", f"--port={driver_port}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    webdriver = WebDriver(driver_port)
+    try:
+        for _ in range(100):
+            try:
+                if webdriver.call("GET", "/status").get("ready"):
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            time.sleep(0.1)
+        chrome_args = ["--headless", "--no-sandbox", "--disable-dev-shm-usage",
+                       "--window-size=900,800", "--hide-scrollbars"]
+        if args.device == "webgpu":
+            chrome_args.append("--enable-unsafe-webgpu")
+        webdriver.start(chrome_args)
+        print(f"{webdriver.call('GET', '/status').get('build', {}).get('version', 'chromedriver')}"
+              f"; the page on {args.device}, scene {args.scene}", flush=True)
+        webdriver.go(f"http://127.0.0.1:{port}/index.html?device={args.device}&scene={args.scene}")
+        deadline = time.monotonic() + args.timeout
+        while True:
+            state = webdriver.script("return window.segnetState || {status: 'no script yet'};")
+            if state.get("status") in ("done", "error") or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        if state.get("status") == "done":
+            error = webdriver.async_script(
+                """const [scene, frames, done] = arguments;
+                   (async () => { for (let i = 1; i < frames; i++) await window.segnetShow(scene); })()
+                     .then(() => done(null), (e) => done(String(e)));""",
+                args.scene, args.frames)
+            if error:
+                sys.exit(f"segmenting again in the page: {error}")
+            state = webdriver.script("return window.segnetState;")
+        if args.screenshot:
+            args.screenshot.write_bytes(webdriver.screenshot())
+            print(f"screenshot: {args.screenshot}")
+        return state
+    finally:
+        webdriver.quit()
+        driver.terminate()
+        driver.wait()
+
+
+def native(args):
+    """The `segment` binary's result. Built by the README's test command (its integration tests
+    run it), whose build this reuses: a build of this package alone, or without the tests'
+    dev-dependencies, has other Burn features and would compile Burn again."""
+    cargo = run(["cargo", "test", "--workspace", "--features", "burn-unpool-tests/wgpu",
+                 "--no-run", "--message-format", "json-render-diagnostics"],
+                stdout=subprocess.PIPE, text=True)
+    binaries = [json.loads(line).get("executable") for line in cargo.stdout.splitlines()]
+    binary = next(b for b in binaries if b and Path(b).name == "segment")
+    output = run([binary, "--scene", str(args.scene)], stdout=subprocess.PIPE, text=True)
+    return json.loads(output.stdout)
+
+
+def compare(page, reference, args):
+    """Failures (empty where the page agrees with the native model); prints the counts."""
+    failures = []
+    classes = len(reference["scores"]) // len(reference["classes"])
+    plane = len(reference["classes"])
+    largest = max(abs(s) for s in reference["scores"])
+    difference = max(abs(a - b) for a, b in zip(page["scores"], reference["scores"]))
+    tolerance = args.tolerance * largest
+    print(f"scores: largest |difference| {difference:.3g} (tolerance {tolerance:.3g}, "
+          f"{args.tolerance:g} of the largest score {largest:.3g})")
+    if len(page["scores"]) != len(reference["scores"]) or difference > tolerance:
+        failures.append("the page's scores differ from the native model's beyond the tolerance")
+    differing, close = 0, 0
+    for pixel in range(plane):
+        scores = sorted((reference["scores"][c * plane + pixel] for c in range(classes)),
+                        reverse=True)
+        near_tie = scores[0] - scores[1] <= tolerance
+        close += near_tie
+        if page["classes"][pixel] != reference["classes"][pixel]:
+            differing += 1
+            if not near_tie:
+                failures.append(f"pixel {pixel}: class {page['classes'][pixel]} in the page, "
+                                f"{reference['classes'][pixel]} natively, margin "
+                                f"{scores[0] - scores[1]:.3g}")
+    print(f"classes: {plane - differing} of {plane} pixels the same; {differing} differ; "
+          f"{close} pixels have their two best scores within the tolerance")
+    for name, result in (("page", page), ("native", reference)):
+        accuracy = result["pixel_accuracy"]
+        print(f"pixel accuracy ({name}): {100 * accuracy:.2f} %")
+        if accuracy < args.min_accuracy:
+            failures.append(f"{name} pixel accuracy {accuracy:.4f} below {args.min_accuracy}")
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", choices=["cpu", "webgpu"], default="cpu")
+    parser.add_argument("--scene", type=int, default=0, help="held-out scene (default 0)")
+    parser.add_argument("--frames", type=int, default=5, help="frames timed (default 5)")
+    parser.add_argument("--min-accuracy", type=float, default=0.95)
+    parser.add_argument("--tolerance", type=float, default=1e-3,
+                        help="score differences allowed, as a share of the largest score")
+    parser.add_argument("--screenshot", type=Path, help="PNG of the page after the frames")
+    parser.add_argument("--wasm-target-dir", type=Path,
+                        help="cargo's target directory for the WebAssembly build")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds for the first frame")
+    args = parser.parse_args()
+
+    wasm_size = build(args.wasm_target_dir)
+    page = in_browser(args, serve(PAGE))
+    if page.get("status") != "done":
+        sys.exit(f"the page did not segment the scene: {page.get('message', page.get('status'))}")
+    if page["device"] != args.device:
+        sys.exit(f"the page ran on {page['device']}, not {args.device}")
+    times = page["frame_ms"]
+    steady = sorted(times[1:])[len(times[1:]) // 2] if len(times) > 1 else float("nan")
+    print(f"page: device {page['device']}; {wasm_size / 1048576:.2f} MiB module, "
+          f"{page['weights_bytes'] / 1024:.0f} KiB weights, loaded in {page['load_ms']:.0f} ms; "
+          f"first frame {times[0]:.1f} ms, median of the next {len(times) - 1}: {steady:.1f} ms")
+    failures = compare(page, native(args), args)
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures[:20]))
+        sys.exit(1)
+    print("the page agrees with the native model")
+
+
+if __name__ == "__main__":
+    main()
