@@ -4,12 +4,15 @@
     python3 examples/segnet-web/check.py                         # the CPU (Flex) in the page
     python3 examples/segnet-web/check.py --device webgpu         # the browser's WebGPU (SwiftShader)
     python3 examples/segnet-web/check.py --screenshot page.png   # also keep what the page showed
+    python3 examples/segnet-web/check.py --without-webgpu        # a browser whose WebGPU has no adapter
 
 1. Builds the module (`cargo build --release --target wasm32-unknown-unknown -p segnet-web`) and
    its JavaScript glue (`wasm-bindgen --target web`) into `examples/segnet-web/pkg/`.
 2. Serves the example's folder on the loopback address and opens `index.html` in headless
    Chromium through chromedriver (WebDriver over HTTP), on the device asked for; waits for the
    page to segment a held-out scene, then segments it again (`--frames`) for the time per frame.
+   With `--without-webgpu`, Chromium runs with WebGPU disabled (`navigator.gpu` is there, no
+   adapter is): the page is asked for WebGPU and must say so and fall back to the CPU.
 3. Segments the same scene natively on Flex (the `segment` binary of this package), with the
    same weights, and compares: every score within `--tolerance` of the largest score's size, and
    the class of every pixel the same, except where the native model's two best scores are within
@@ -147,10 +150,14 @@ def in_browser(args, port):
                        "--window-size=900,800", "--hide-scrollbars"]
         if args.device == "webgpu":
             chrome_args.append("--enable-unsafe-webgpu")
+        asked = args.device
+        if args.without_webgpu:
+            chrome_args.append("--disable-features=WebGPU")
+            asked = "webgpu"
         webdriver.start(chrome_args)
         print(f"{webdriver.call('GET', '/status').get('build', {}).get('version', 'chromedriver')}"
               f"; the page on {args.device}, scene {args.scene}", flush=True)
-        webdriver.go(f"http://127.0.0.1:{port}/index.html?device={args.device}&scene={args.scene}")
+        webdriver.go(f"http://127.0.0.1:{port}/index.html?device={asked}&scene={args.scene}")
         deadline = time.monotonic() + args.timeout
         while True:
             state = webdriver.script("return window.segnetState || {status: 'no script yet'};")
@@ -226,6 +233,8 @@ def compare(page, reference, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", choices=["cpu", "webgpu"], default="cpu")
+    parser.add_argument("--without-webgpu", action="store_true",
+                        help="ask for WebGPU in a browser without it: the page must use the CPU")
     parser.add_argument("--scene", type=int, default=0, help="held-out scene (default 0)")
     parser.add_argument("--frames", type=int, default=5, help="frames timed (default 5)")
     parser.add_argument("--min-accuracy", type=float, default=0.95)
@@ -236,6 +245,8 @@ def main():
                         help="cargo's target directory for the WebAssembly build")
     parser.add_argument("--timeout", type=float, default=300, help="seconds for the first frame")
     args = parser.parse_args()
+    if args.without_webgpu and args.device != "cpu":
+        parser.error("--without-webgpu checks the CPU fallback: leave --device out")
 
     wasm_size = build(args.wasm_target_dir)
     page = in_browser(args, serve(PAGE))
@@ -243,6 +254,11 @@ def main():
         sys.exit(f"the page did not segment the scene: {page.get('message', page.get('status'))}")
     if page["device"] != args.device:
         sys.exit(f"the page ran on {page['device']}, not {args.device}")
+    if args.without_webgpu:
+        notice = page.get("notice", "")
+        if "WebGPU did not start here" not in notice or "running on the CPU" not in notice:
+            sys.exit(f"the page fell back without saying why: {notice!r}")
+        print(f"the page said: {notice}")
     times = page["frame_ms"]
     steady = sorted(times[1:])[len(times[1:]) // 2] if len(times) > 1 else float("nan")
     print(f"page: device {page['device']}; {wasm_size / 1048576:.2f} MiB module, "

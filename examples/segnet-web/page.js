@@ -13,6 +13,7 @@ let loaded = null;        // the run's files: { config, weights }
 const frameTimes = {};    // device -> milliseconds of each frame, in order
 
 function say(text, kind = 'info') {
+  state.notice = text;
   const box = $('message');
   box.textContent = text;
   box.className = text ? kind : '';
@@ -114,13 +115,12 @@ async function main() {
   $('legend').innerHTML = class_names()
     .map((name, i) => `<span style="--c: ${colours[i]}">${name}</span>`).join('');
 
-  const asked = params.get('device');
-  const device = asked ?? ('gpu' in navigator ? 'webgpu' : 'cpu');
-  if (!('gpu' in navigator)) {
-    document.querySelector('input[value=webgpu]').disabled = true;
-    if (asked !== 'webgpu') say('This browser has no WebGPU: the network runs on the CPU.');
-  }
+  // Without navigator.gpu nothing of WebGPU is tried: the CPU it is, whatever was asked.
+  const hasWebGpu = 'gpu' in navigator;
+  const device = hasWebGpu ? (params.get('device') ?? 'webgpu') : 'cpu';
+  if (!hasWebGpu) document.querySelector('input[value=webgpu]').disabled = true;
   await useDevice(device);
+  if (!hasWebGpu) say('This browser has no WebGPU: the network runs on the CPU.');
   $('scene').value = params.get('scene') ?? '0';
   await show(Number($('scene').value));
 
