@@ -1,7 +1,8 @@
 // The page: loads the WebAssembly module and the trained network, segments held-out scenes on
 // the chosen device and draws them. `window.segnetState` holds what the last frame gave (read by
 // check.py); `window.segnetShow(scene)` segments one scene and resolves when it is drawn.
-import init, { Page, class_colours_css, class_names } from './pkg/segnet_web.js';
+// The module's glue is imported inside main(), so that a missing pkg/ is said on the page.
+let wasm = null;          // the glue: init, Page, class_names, class_colours_css
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -57,33 +58,52 @@ async function show(scene) {
   const started = performance.now();
   const frame = await page.segment(scene);
   const ms = performance.now() - started;
+  const f = {
+    width: frame.width, height: frame.height, image: frame.image, truth: frame.truth,
+    prediction: frame.prediction, classes: frame.classes, scores: frame.scores,
+    pixel_accuracy: frame.pixel_accuracy,
+  };
+  frame.free();             // every field is copied out above: free its memory in the module
   const times = (frameTimes[device] ??= []);
   times.push(ms);
 
-  draw($('input'), frame.width, frame.height, frame.image);
-  draw($('overlay'), frame.width, frame.height, blend(frame.image, frame.prediction));
-  draw($('truth'), frame.width, frame.height, frame.truth);
-  $('accuracy').textContent = `${(100 * frame.pixel_accuracy).toFixed(2)} %`;
+  draw($('input'), f.width, f.height, f.image);
+  draw($('overlay'), f.width, f.height, blend(f.image, f.prediction));
+  draw($('truth'), f.width, f.height, f.truth);
+  $('accuracy').textContent = `${(100 * f.pixel_accuracy).toFixed(2)} %`;
   const steady = times.length > 1 ? median(times.slice(1)) : null;
   $('time').textContent = `${ms.toFixed(1)} ms this frame` +
     (steady === null ? ' (the first on this device compiles its kernels)'
                      : `; median ${steady.toFixed(1)} ms after the first (${times[0].toFixed(0)} ms)`);
   Object.assign(state, {
-    status: 'done', device, scene, width: frame.width, height: frame.height,
-    pixel_accuracy: frame.pixel_accuracy, classes: Array.from(frame.classes),
-    scores: Array.from(frame.scores), frame_ms: times.slice(),
+    status: 'done', device, scene, width: f.width, height: f.height,
+    pixel_accuracy: f.pixel_accuracy, classes: Array.from(f.classes),
+    scores: Array.from(f.scores), frame_ms: times.slice(),
   });
 }
-window.segnetShow = show;
+window.segnetShow = (scene) => enqueue(() => show(scene));
+
+// Every piece of work (a device switch, a frame) runs after the one before: clicks during a long
+// first frame wait their turn instead of overlapping it.
+let queue = Promise.resolve();
+function enqueue(work) {
+  queue = queue.then(async () => {
+    if (state.status === 'error') { say(''); delete state.message; }
+    await work();
+  }).catch((error) => fail(String(error.message ?? error)));
+  return queue;
+}
 
 async function useDevice(device) {
   say(`Loading the network on ${device === 'webgpu' ? 'WebGPU' : 'the CPU'}...`);
+  page?.free();
+  page = null;
   try {
-    page = await Page.load(loaded.config, loaded.weights, device);
+    page = await wasm.Page.load(loaded.config, loaded.weights, device);
   } catch (error) {
     if (device !== 'webgpu') throw error;
     say(`WebGPU did not start here (${error.message ?? error}): running on the CPU instead.`);
-    page = await Page.load(loaded.config, loaded.weights, 'cpu');
+    page = await wasm.Page.load(loaded.config, loaded.weights, 'cpu');
     document.querySelector('input[value=webgpu]').disabled = true;
     document.querySelector('input[value=cpu]').checked = true;
     $('device').textContent = 'CPU (Flex, WebAssembly)';
@@ -99,45 +119,51 @@ async function main() {
     fail('This page needs WebAssembly, which this browser does not offer.');
     return;
   }
-  const started = performance.now();
-  const wasm = await fetchOk('pkg/segnet_web_bg.wasm');
-  await init({ module_or_path: wasm });
-  const [config, weights] = await Promise.all([
-    fetchOk('weights/config.json', 'text'), fetchOk('weights/model.bpk')]);
-  loaded = { config, weights };
-  state.load_ms = performance.now() - started;
-  state.wasm_bytes = wasm.length;
-  state.weights_bytes = weights.length;
-  $('load').textContent = `${(wasm.length / 1048576).toFixed(1)} MiB of WebAssembly and ` +
-    `${(weights.length / 1024).toFixed(0)} KiB of weights in ${state.load_ms.toFixed(0)} ms`;
-
-  const colours = class_colours_css();
-  $('legend').innerHTML = class_names()
-    .map((name, i) => `<span style="--c: ${colours[i]}">${name}</span>`).join('');
-
-  // Without navigator.gpu nothing of WebGPU is tried: the CPU it is, whatever was asked.
-  const hasWebGpu = 'gpu' in navigator;
-  const device = hasWebGpu ? (params.get('device') ?? 'webgpu') : 'cpu';
-  if (!hasWebGpu) document.querySelector('input[value=webgpu]').disabled = true;
-  await useDevice(device);
-  if (!hasWebGpu) say('This browser has no WebGPU: the network runs on the CPU.');
-  $('scene').value = params.get('scene') ?? '0';
-  await show(Number($('scene').value));
-
-  const rerun = async (work) => {
-    try { await work(); } catch (error) { fail(String(error.message ?? error)); }
-  };
-  $('next').onclick = () => rerun(async () => {
+  // The controls first: what they ask for waits in the queue behind the first frame.
+  $('next').onclick = () => enqueue(async () => {
     $('scene').value = Number($('scene').value) + 1;
     await show(Number($('scene').value));
   });
-  $('scene').onchange = () => rerun(() => show(Number($('scene').value)));
+  $('scene').onchange = () => enqueue(() => show(Number($('scene').value)));
   for (const radio of document.querySelectorAll('input[name=device]')) {
-    radio.onchange = () => rerun(async () => {
+    radio.onchange = () => enqueue(async () => {
       await useDevice(radio.value);
       await show(Number($('scene').value));
     });
   }
+
+  await enqueue(async () => {
+    const started = performance.now();
+    try {
+      wasm = await import('./pkg/segnet_web.js');
+    } catch (error) {
+      throw new Error(`the module's glue pkg/segnet_web.js did not load (${error.message ?? error}); ` +
+        'build it as the README says');
+    }
+    const module = await fetchOk('pkg/segnet_web_bg.wasm');
+    await wasm.default({ module_or_path: module });
+    const [config, weights] = await Promise.all([
+      fetchOk('weights/config.json', 'text'), fetchOk('weights/model.bpk')]);
+    loaded = { config, weights };
+    state.load_ms = performance.now() - started;
+    state.wasm_bytes = module.length;
+    state.weights_bytes = weights.length;
+    $('load').textContent = `${(module.length / 1048576).toFixed(1)} MiB of WebAssembly and ` +
+      `${(weights.length / 1024).toFixed(0)} KiB of weights in ${state.load_ms.toFixed(0)} ms`;
+
+    const colours = wasm.class_colours_css();
+    $('legend').innerHTML = wasm.class_names()
+      .map((name, i) => `<span style="--c: ${colours[i]}">${name}</span>`).join('');
+
+    // Without navigator.gpu nothing of WebGPU is tried: the CPU it is, whatever was asked.
+    const hasWebGpu = 'gpu' in navigator;
+    const device = hasWebGpu ? (params.get('device') ?? 'webgpu') : 'cpu';
+    if (!hasWebGpu) document.querySelector('input[value=webgpu]').disabled = true;
+    await useDevice(device);
+    if (!hasWebGpu) say('This browser has no WebGPU: the network runs on the CPU.');
+    $('scene').value = params.get('scene') ?? '0';
+    await show(Number($('scene').value));
+  });
 }
 
 main().catch((error) => fail(`The page could not start: ${error.message ?? error}`));

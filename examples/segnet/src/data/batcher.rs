@@ -1,8 +1,9 @@
 //! Items to tensors.
 
-use super::{SegmentationItem, image_values};
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::{Device, Int, Tensor, TensorData};
+
+use super::{SegmentationItem, image_values};
 
 /// A batch: images scaled to `[0, 1]` and labels (with [`IGNORE`](super::IGNORE) kept as is).
 #[derive(Clone, Debug)]
