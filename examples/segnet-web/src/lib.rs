@@ -30,7 +30,7 @@
 use burn::module::Module;
 use burn::store::ModuleRecord;
 use burn::tensor::{Bytes, Device, Tensor, TensorData};
-use image::{GrayImage, RgbImage};
+use image::RgbImage;
 use segnet::data::{
     IGNORE, SYNTHETIC_CLASSES, SegmentationItem, Split, SyntheticScenes, image_values,
 };
@@ -119,10 +119,9 @@ impl Segmenter {
     }
 }
 
-/// `labels` (class indices) in the classes' colours, RGBA; unlabelled pixels transparent.
-pub fn class_colours(labels: &GrayImage) -> Vec<u8> {
-    labels
-        .as_raw()
+/// Class indices (row-major) in the classes' colours, RGBA; unlabelled pixels transparent.
+pub fn class_colours(classes: &[u8]) -> Vec<u8> {
+    classes
         .iter()
         .flat_map(|&class| match SYNTHETIC_CLASSES.get(usize::from(class)) {
             Some(info) if class != IGNORE => [info.color[0], info.color[1], info.color[2], 255],

@@ -78,18 +78,12 @@ impl Page {
             .try_to_vec::<f32>()
             .map_err(|e| JsError::new(&format!("the scores: {e:?}")))?;
         let prediction = Prediction::new(&scores, self.segmenter.num_classes(), &scene.labels);
-        let predicted = image::GrayImage::from_raw(
-            scene.labels.width(),
-            scene.labels.height(),
-            prediction.classes.clone(),
-        )
-        .expect("one class per pixel");
         Ok(Frame {
             width: scene.image.width(),
             height: scene.image.height(),
             image: rgba(&scene.image),
-            truth: class_colours(&scene.labels),
-            prediction: class_colours(&predicted),
+            truth: class_colours(scene.labels.as_raw()),
+            prediction: class_colours(&prediction.classes),
             classes: prediction.classes,
             scores,
             pixel_accuracy: prediction.pixel_accuracy,

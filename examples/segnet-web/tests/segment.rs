@@ -2,7 +2,17 @@
 
 use std::process::Command;
 
-use serde_json::Value;
+use serde::Deserialize;
+
+/// What `segment` prints.
+#[derive(Deserialize)]
+struct Segmented {
+    width: usize,
+    height: usize,
+    pixel_accuracy: f64,
+    classes: Vec<u8>,
+    scores: Vec<f32>,
+}
 
 fn segment(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_segment"))
@@ -21,21 +31,9 @@ fn committed_weights_segment_the_page_scene() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let result: Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    let [width, height] = ["width", "height"].map(|key| result[key].as_u64().unwrap() as usize);
-    let scores: Vec<f64> = result["scores"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_f64().unwrap())
-        .collect();
-    let classes: Vec<u64> = result["classes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_u64().unwrap())
-        .collect();
-    let plane = width * height;
+    let result: Segmented = serde_json::from_slice(&output.stdout).expect("JSON");
+    let (scores, classes) = (&result.scores, &result.classes);
+    let plane = result.width * result.height;
     assert_eq!(classes.len(), plane);
     assert_eq!(scores.len(), 5 * plane, "five classes of scores per pixel");
     for (pixel, &class) in classes.iter().enumerate() {
@@ -44,12 +42,15 @@ fn committed_weights_segment_the_page_scene() {
             .unwrap();
         assert_eq!(
             scores[best * plane + pixel],
-            scores[class as usize * plane + pixel],
+            scores[usize::from(class) * plane + pixel],
             "pixel {pixel}"
         );
     }
-    let accuracy = result["pixel_accuracy"].as_f64().unwrap();
-    assert!(accuracy >= 0.95, "pixel accuracy {accuracy}");
+    assert!(
+        result.pixel_accuracy >= 0.95,
+        "pixel accuracy {}",
+        result.pixel_accuracy
+    );
 }
 
 #[test]
