@@ -150,10 +150,72 @@ pub fn panicking_gradient(
 /// What a training step is, for a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepPlan {
-    /// Images per gradient computation (the whole batch where nothing needs splitting).
+    /// Images per step.
+    pub batch: usize,
+    /// Images per gradient computation, at most (the whole batch where nothing needs splitting).
     pub micro_batch: usize,
     /// Why the batch is split, where it is split to fit the device.
-    pub cause: Option<ColumnMatrix>,
+    pub cause: Option<SplitCause>,
+}
+
+/// The column matrix that does not fit, on the device whose limits it passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitCause {
+    /// The first matrix of the whole batch past the limits.
+    pub matrix: ColumnMatrix,
+    /// The device's limits.
+    pub limits: DeviceLimits,
+}
+
+impl StepPlan {
+    /// `(start, len)` of each micro-batch of the batch, in order (one where nothing is split).
+    pub fn micro_batches(&self) -> Vec<(usize, usize)> {
+        even_parts(self.batch, self.micro_batch)
+    }
+
+    /// What the plan changes, to say once before the first step; `None` where the whole batch
+    /// takes one gradient.
+    pub fn announcement(&self) -> Option<String> {
+        if self.micro_batch >= self.batch {
+            return None;
+        }
+        let split = format!(
+            "micro-batches of {} images, their gradients summed into each step of {}",
+            self.micro_batch, self.batch
+        );
+        let why = match &self.cause {
+            Some(SplitCause { matrix, limits }) => format!(
+                ": {matrix}, past this device's largest allocation ({} bytes), over the {} \
+                 columns Burn's fallback matrix product can launch (docs/conv-grad-panic.md)",
+                limits.largest_allocation,
+                limits.naive_max_columns()
+            ),
+            None => " (--micro-batch)".to_owned(),
+        };
+        Some(format!(
+            "{split}{why}; batch norm normalises each micro-batch on its own"
+        ))
+    }
+}
+
+/// `(start, len)` of the fewest parts of `total` of at most `most` each, the first ones one longer
+/// where they cannot all be equal (7 at most 3 at a time: 3, 2 and 2, so that batch norm never
+/// sees a micro-batch much smaller than the rest).
+///
+/// # Panics
+/// If `most` is 0.
+pub fn even_parts(total: usize, most: usize) -> Vec<(usize, usize)> {
+    assert!(most > 0, "a micro-batch holds at least one image");
+    let parts = total.div_ceil(most).max(1);
+    let (base, longer) = (total / parts, total % parts);
+    let mut start = 0;
+    (0..parts)
+        .map(|i| {
+            let len = base + usize::from(i < longer);
+            start += len;
+            (start - len, len)
+        })
+        .collect()
 }
 
 /// Why no micro-batch fits, or why the one asked for does not.
@@ -214,19 +276,20 @@ pub fn plan_step(
     limits: Option<DeviceLimits>,
     requested: Option<usize>,
 ) -> Result<StepPlan, DoesNotFit> {
-    let wanted = requested.unwrap_or(batch).min(batch).max(1);
+    // What is asked, evened out: batch 4 at most 3 at a time runs as 2 and 2.
+    let asked = requested.unwrap_or(batch).min(batch).max(1);
+    let wanted = even_parts(batch.max(1), asked)[0].1;
+    let whole = StepPlan {
+        batch,
+        micro_batch: wanted,
+        cause: None,
+    };
     let Some(limits) = limits else {
-        return Ok(StepPlan {
-            micro_batch: wanted,
-            cause: None,
-        });
+        return Ok(whole);
     };
     let panics = |images| panicking_gradient(config, size, images, float_bytes, &limits);
     let Some(matrix) = panics(wanted) else {
-        return Ok(StepPlan {
-            micro_batch: wanted,
-            cause: None,
-        });
+        return Ok(whole);
     };
     // Both conditions grow with the images, so the images that fit are 1..=largest.
     let largest = (1..wanted)
@@ -248,10 +311,11 @@ pub fn plan_step(
             largest_width,
         });
     }
-    let parts = batch.div_ceil(largest);
+    // The first part is the longest.
     Ok(StepPlan {
-        micro_batch: batch.div_ceil(parts),
-        cause: Some(matrix),
+        batch,
+        micro_batch: even_parts(batch, largest)[0].1,
+        cause: Some(SplitCause { matrix, limits }),
     })
 }
 
@@ -375,28 +439,75 @@ mod tests {
     fn a_batch_that_does_not_fit_is_split_evenly() {
         let config = segnet_basic(2);
         let plan = plan_step(&config, [360, 480], 4, 4, Some(LAVAPIPE), None).unwrap();
-        // 3 images fit (518400 columns); two micro-batches of 2 rather than 3 + 1.
+        // 3 images fit (518400 columns); two micro-batches of 2 rather than 3 + 1. The first
+        // matrix past the limits is the last decoder convolution's (the 8th: full resolution, 2
+        // channels in, 98 x 4*360*480 f32 = 270950400 bytes); the 2nd, at half resolution, takes
+        // 98 x 172800 f32 = 67.7 MB and 172800 columns, inside both limits.
         assert_eq!(plan.micro_batch, 2);
-        let cause = plan.cause.expect("split for a reason");
+        assert_eq!(plan.micro_batches(), [(0, 2), (2, 2)]);
+        let announcement = plan.announcement().expect("a split is said");
+        assert!(
+            announcement.starts_with(
+                "micro-batches of 2 images, their gradients summed into each step of 4: the \
+                 input gradient of convolution 8 (2 -> 2 channels, 7x7, 360 x 480)"
+            ) && announcement.contains("(134217728 bytes), over the 524280 columns"),
+            "{announcement}"
+        );
+        let cause = plan.cause.expect("split for a reason").matrix;
         assert_eq!((cause.images, cause.rows, cause.columns), (4, 98, 691_200));
 
-        // 7 images: at most 3 at a time, which `accumulate` takes as 3, 2 and 2.
+        // 7 images: at most 3 at a time, taken as 3, 2 and 2.
         let plan = plan_step(&config, [360, 480], 7, 4, Some(LAVAPIPE), None).unwrap();
         assert_eq!(plan.micro_batch, 3);
+        assert_eq!(plan.micro_batches(), [(0, 3), (3, 2), (5, 2)]);
+    }
+
+    #[test]
+    fn micro_batches_are_as_even_as_they_can_be() {
+        assert_eq!(even_parts(7, 3), [(0, 3), (3, 2), (5, 2)]);
+        assert_eq!(even_parts(4, 3), [(0, 2), (2, 2)]);
+        assert_eq!(even_parts(4, 4), [(0, 4)]);
+        assert_eq!(even_parts(5, 1).len(), 5);
+        for total in 1..40 {
+            for most in 1..=total {
+                let parts = even_parts(total, most);
+                // Contiguous, covering the total, none over `most`, no two differing by more
+                // than one, and no fewer parts would do.
+                assert_eq!(parts.iter().map(|&(_, len)| len).sum::<usize>(), total);
+                assert!(parts.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
+                let longest = parts.iter().map(|&(_, len)| len).max().unwrap();
+                let shortest = parts.iter().map(|&(_, len)| len).min().unwrap();
+                assert!(
+                    longest <= most && longest - shortest <= 1,
+                    "{total} by {most}"
+                );
+                assert_eq!(parts.len(), total.div_ceil(most), "{total} by {most}");
+            }
+        }
     }
 
     #[test]
     fn what_fits_is_not_split() {
         let config = segnet_basic(64);
         let fits = StepPlan {
+            batch: 4,
             micro_batch: 4,
             cause: None,
         };
-        assert_eq!(plan_step(&config, [360, 480], 4, 4, None, None), Ok(fits));
+        assert_eq!(
+            plan_step(&config, [360, 480], 4, 4, None, None),
+            Ok(fits.clone())
+        );
+        assert_eq!(fits.announcement(), None);
         let small = plan_step(&config, [64, 64], 8, 4, Some(LAVAPIPE), None).unwrap();
         assert_eq!(small.micro_batch, 8);
         let asked = plan_step(&config, [64, 64], 8, 4, Some(LAVAPIPE), Some(3)).unwrap();
         assert_eq!(asked.micro_batch, 3);
+        let announcement = asked.announcement().expect("a split is said");
+        assert!(
+            announcement.starts_with("micro-batches of 3 images, their gradients summed into each step of 8 (--micro-batch)"),
+            "{announcement}"
+        );
     }
 
     #[test]

@@ -2,14 +2,15 @@
 //!
 //! - [`model`]: the networks ([`SegNetConfig`](model::SegNetConfig) picks one).
 //! - [`data`]: the built-in synthetic scenes, a CamVid-layout loader, batching, class weights.
+//! - [`confusion`]: pixel accuracy and intersection over union, from a confusion matrix.
 //! - [`training`]: the burn-train steps, loss, metrics and progress output.
 //! - [`experiment`]: what a run is configured with, and where it writes.
 //! - [`fit`]: whether a step's tuned convolution gradients fit a GPU, and the micro-batch that does.
 //! - [`run`]: train, evaluate and predict, as the command line calls them.
 //! - [`render`]: prediction images a person can look at.
 //!
-//! Without the default feature `train` the crate is [`model`] and the synthetic scenes of
-//! [`data`] alone, which build for WebAssembly (`examples/segnet-web` segments in a browser).
+//! Without the default feature `train` the crate is [`model`], [`confusion`] and the synthetic
+//! scenes of [`data`] alone, which build for WebAssembly (`examples/segnet-web` segments in a browser).
 //!
 //! ```
 //! use burn::tensor::{Device, Tensor};
@@ -28,6 +29,7 @@
 // Without `train` the module list above names modules that are not built.
 #![cfg_attr(not(feature = "train"), allow(rustdoc::broken_intra_doc_links))]
 
+pub mod confusion;
 pub mod data;
 #[cfg(feature = "train")]
 pub mod device;

@@ -195,25 +195,10 @@ fn micro_batch(
         config.micro_batch,
     )
     .map_err(|e| format!("the training step does not fit the device: {e}"))?;
-    let batch = config.batch_size;
-    match (&plan.cause, config.micro_batch) {
-        (Some(cause), _) => println!(
-            "micro-batches of {} images, their gradients summed into each step of {batch}: {cause}, \
-             past this device's largest allocation ({} bytes), over the {} columns Burn's \
-             fallback matrix product can launch (docs/conv-grad-panic.md); batch norm normalises \
-             each micro-batch on its own",
-            plan.micro_batch,
-            limits.map_or(0, |limits| limits.largest_allocation),
-            limits.map_or(0, |limits| limits.naive_max_columns())
-        ),
-        (None, Some(_)) if plan.micro_batch < batch => println!(
-            "micro-batches of {} images (--micro-batch), their gradients summed into each step \
-             of {batch}; batch norm normalises each micro-batch on its own",
-            plan.micro_batch
-        ),
-        _ => {}
+    if let Some(announcement) = plan.announcement() {
+        println!("{announcement}");
     }
-    Ok((plan.micro_batch < batch).then_some(plan.micro_batch))
+    Ok((plan.micro_batch < plan.batch).then_some(plan.micro_batch))
 }
 
 /// Bytes of the float the example trains in (f32, the devices' default).
@@ -274,9 +259,7 @@ pub fn evaluate(
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let images: Vec<&RgbImage> = items.iter().map(|item| &item.image).collect();
         for (item, predicted) in items.iter().zip(segment(&net, &images, device)) {
-            let predicted: Vec<i64> = predicted.as_raw().iter().map(|&c| i64::from(c)).collect();
-            let truth: Vec<i64> = item.labels.as_raw().iter().map(|&c| i64::from(c)).collect();
-            matrix.add(&predicted, &truth);
+            matrix.add(predicted.as_raw(), item.labels.as_raw());
         }
         bar.inc(items.len() as u64);
     }

@@ -125,7 +125,9 @@ fn rectangular_scenes_train_in_the_micro_batches_asked_for() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("micro-batches of 3 images (--micro-batch)"),
+        stdout.contains(
+            "micro-batches of 2 images, their gradients summed into each step of 4 (--micro-batch)"
+        ),
         "{stdout}"
     );
     let config = ExperimentConfig::load(dir.path().join("config.json")).unwrap();

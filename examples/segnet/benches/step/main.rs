@@ -171,13 +171,8 @@ fn main() {
         eprintln!("the step does not fit the device: {error}");
         std::process::exit(DOES_NOT_FIT);
     });
-    if let Some(cause) = &plan.cause {
-        println!(
-            "micro-batches of {} images, their gradients summed into each step of {}: {cause}, \
-             past this device's largest allocation, where Burn's tuned kernels panic \
-             (docs/conv-grad-panic.md)",
-            plan.micro_batch, args.batch
-        );
+    if let Some(announcement) = plan.announcement() {
+        println!("{announcement}");
     }
     let micro_batch = plan.micro_batch;
     let net = config.init(&device);
@@ -250,9 +245,9 @@ fn main() {
     if args.parts {
         // Each micro-batch runs every part but the optimizer: their times count once a
         // micro-batch, so that the parts add up to the step.
-        let micro_batches = args.batch.div_ceil(micro_batch);
-        let shapes = parts::Shapes::of(&config, args.batch.div_ceil(micro_batches), args.size);
-        parts::report(&shapes, &inner, args.part_runs, pooled, micro_batches);
+        let micro_batches = plan.micro_batches();
+        let shapes = parts::Shapes::of(&config, micro_batches[0].1, args.size);
+        parts::report(&shapes, &inner, args.part_runs, pooled, micro_batches.len());
     }
     if !untrained.is_empty() {
         eprintln!(

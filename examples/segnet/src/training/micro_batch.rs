@@ -11,6 +11,7 @@ use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::{Int, Tensor};
 
 use super::loss::WeightedLabels;
+use crate::fit::even_parts;
 
 /// What an accumulated step gives: the batch's loss and class scores (without autodiff), and the
 /// sum of the micro-batches' gradients.
@@ -25,8 +26,8 @@ pub struct Accumulated {
 }
 
 /// The loss and gradients of `module` on `images` and `targets`, through `forward`, in the fewest
-/// micro-batches of at most `micro_batch` images, their sizes as even as they can be (7 images at
-/// most 3 at a time: 3, 2 and 2; batch norm never sees a micro-batch much smaller than the rest).
+/// micro-batches of at most `micro_batch` images, their sizes as even as they can be
+/// ([`even_parts`]: 7 images at most 3 at a time are 3, 2 and 2).
 ///
 /// # Panics
 /// If `micro_batch` is 0.
@@ -38,7 +39,6 @@ pub fn accumulate<M: Module>(
     class_weights: &[f32],
     micro_batch: usize,
 ) -> Accumulated {
-    assert!(micro_batch > 0, "a micro-batch holds at least one image");
     let batch = images.dims()[0];
     let labels = WeightedLabels::of(targets, class_weights);
     let total = labels.total();
@@ -58,21 +58,6 @@ pub fn accumulate<M: Module>(
         logits: Tensor::cat(logits, 0),
         grads: accumulator.grads(),
     }
-}
-
-/// `(start, len)` of the fewest parts of `total` of at most `most` each, the first ones one longer
-/// where they cannot all be equal.
-fn even_parts(total: usize, most: usize) -> Vec<(usize, usize)> {
-    let parts = total.div_ceil(most).max(1);
-    let (base, longer) = (total / parts, total % parts);
-    let mut start = 0;
-    (0..parts)
-        .map(|i| {
-            let len = base + usize::from(i < longer);
-            start += len;
-            (start - len, len)
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -162,23 +147,6 @@ mod tests {
             assert_eq!(got.len(), expected.len());
             for (got, expected) in got.iter().zip(&expected) {
                 got.assert_approx_eq::<f32>(expected, Tolerance::default());
-            }
-        }
-    }
-
-    #[test]
-    fn micro_batches_are_as_even_as_they_can_be() {
-        assert_eq!(even_parts(7, 3), [(0, 3), (3, 2), (5, 2)]);
-        assert_eq!(even_parts(4, 3), [(0, 2), (2, 2)]);
-        assert_eq!(even_parts(4, 4), [(0, 4)]);
-        assert_eq!(even_parts(5, 1).len(), 5);
-        for total in 1..20 {
-            for most in 1..=total {
-                let parts = even_parts(total, most);
-                assert_eq!(parts.len(), total.div_ceil(most));
-                assert_eq!(parts.iter().map(|p| p.1).sum::<usize>(), total);
-                assert!(parts.iter().all(|p| p.1 <= most && p.1 + 1 >= parts[0].1));
-                assert!(parts.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
             }
         }
     }

@@ -6,8 +6,9 @@ mod micro_batch;
 mod renderer;
 mod step;
 
+pub use crate::confusion::ConfusionMatrix;
 pub use loss::segmentation_loss;
-pub use metrics::{ConfusionMatrix, MeanIouMetric, PixelAccuracyMetric, SegmentationMetricInput};
+pub use metrics::{MeanIouMetric, PixelAccuracyMetric, SegmentationMetricInput};
 pub use micro_batch::{Accumulated, accumulate};
 pub use renderer::EpochRenderer;
 pub use step::{SegmentationOutput, Segmenter};
