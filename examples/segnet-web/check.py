@@ -13,11 +13,14 @@
    page to segment a held-out scene, then segments it again (`--frames`) for the time per frame.
    With `--without-webgpu`, Chromium runs with WebGPU disabled (`navigator.gpu` is there, no
    adapter is): the page is asked for WebGPU and must say so and fall back to the CPU.
+   Then drops files on the page as a user would (a drop event carrying the file): a text file,
+   which the page must refuse with a message naming it, then the next held-out scene as a PNG
+   (written by the `segment` binary), which the page segments as an image of the user's.
 3. Segments the same scene natively on Flex (the `segment` binary of this package), with the
    same weights, and compares: every score within `--tolerance` of the largest score's size, and
    the class of every pixel the same, except where the native model's two best scores are within
    that tolerance of each other (counted and printed); the pixel accuracy of both at least
-   `--min-accuracy`.
+   `--min-accuracy`. The dropped PNG likewise, against the binary's result for the same file.
 
 Needs chromium, chromedriver, the wasm32 standard library and wasm-bindgen's CLI at the version
 in Cargo.lock (`.ci/wasm` installs them all). Exits 1 on a failed check.
@@ -33,6 +36,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -132,8 +136,25 @@ class WebDriver:
             self.call("DELETE", f"/session/{self.session}")
 
 
-def in_browser(args, port):
-    """What the page computed: its state after `args.frames` frames of the scene."""
+def drop(webdriver, name, mime, data):
+    """The page's state after a file (`data`, bytes) is dropped on it and its work is done."""
+    error = webdriver.async_script(
+        """const [name, type, base64, done] = arguments;
+           const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+           const transfer = new DataTransfer();
+           transfer.items.add(new File([bytes], name, { type }));
+           document.body.dispatchEvent(new DragEvent('drop', {
+             dataTransfer: transfer, bubbles: true, cancelable: true }));
+           window.segnetIdle().then(() => done(null), (e) => done(String(e)));""",
+        name, mime, base64.b64encode(data).decode())
+    if error:
+        sys.exit(f"dropping {name} on the page: {error}")
+    return webdriver.script("return window.segnetState;")
+
+
+def in_browser(args, port, png):
+    """What the page computed: its state after `args.frames` frames of the scene, after a text
+    file is dropped on it, and after `png` (bytes) is."""
     driver_port = free_port()
     driver = subprocess.Popen(["chromedriver", f"--port={driver_port}"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -179,7 +200,11 @@ def in_browser(args, port):
         if args.screenshot:
             args.screenshot.write_bytes(webdriver.screenshot())
             print(f"screenshot: {args.screenshot}")
-        return state
+        if state.get("status") != "done":
+            return state, None, None
+        refused = drop(webdriver, "notes.txt", "text/plain", b"not a picture")
+        image = drop(webdriver, "scene.png", "image/png", png)
+        return state, refused, image
     finally:
         try:
             webdriver.quit()
@@ -188,9 +213,9 @@ def in_browser(args, port):
             driver.wait()
 
 
-def native(args):
-    """The `segment` binary's result. Built by the README's test command (its integration tests
-    run it), whose build this reuses: a build of this package alone, or without the tests'
+def segment_binary():
+    """The `segment` binary. Built by the README's test command (its integration tests run it),
+    whose build this reuses: a build of this package alone, or without the tests'
     dev-dependencies, has other Burn features and would compile Burn again."""
     cargo = run(["cargo", "test", "--workspace", "--features", "burn-unpool-tests/wgpu",
                  "--no-run", "--message-format", "json-render-diagnostics"],
@@ -199,12 +224,18 @@ def native(args):
     binary = next((b for b in binaries if b and Path(b).name == "segment"), None)
     if binary is None:
         sys.exit("the test build made no `segment` binary")
-    output = run([binary, "--scene", str(args.scene)], stdout=subprocess.PIPE, text=True)
+    return binary
+
+
+def native(binary, *args):
+    """The `segment` binary's result with `args`."""
+    output = run([binary, *map(str, args)], stdout=subprocess.PIPE, text=True)
     return json.loads(output.stdout)
 
 
-def compare(page, reference, args):
-    """Failures (empty where the page agrees with the native model); prints the counts."""
+def compare(page, reference, args, labelled=True):
+    """Failures (empty where the page agrees with the native model); prints the counts. Where
+    `labelled`, both pixel accuracies must reach `--min-accuracy`; where not, both must be null."""
     if len(page["scores"]) != len(reference["scores"]) or \
             len(page["classes"]) != len(reference["classes"]):
         return [f"the page gave {len(page['scores'])} scores and {len(page['classes'])} classes, "
@@ -235,9 +266,15 @@ def compare(page, reference, args):
           f"{close} pixels have their two best scores within the tolerance")
     for name, result in (("page", page), ("native", reference)):
         accuracy = result["pixel_accuracy"]
-        print(f"pixel accuracy ({name}): {100 * accuracy:.2f} %")
-        if accuracy < args.min_accuracy:
-            failures.append(f"{name} pixel accuracy {accuracy:.4f} below {args.min_accuracy}")
+        if not labelled:
+            if accuracy is not None:
+                failures.append(f"{name} gave a pixel accuracy for an image without labels")
+        elif accuracy is None:
+            failures.append(f"{name} gave no pixel accuracy for a scene")
+        else:
+            print(f"pixel accuracy ({name}): {100 * accuracy:.2f} %")
+            if accuracy < args.min_accuracy:
+                failures.append(f"{name} pixel accuracy {accuracy:.4f} below {args.min_accuracy}")
     return failures
 
 
@@ -260,7 +297,12 @@ def main():
         parser.error("--without-webgpu checks the CPU fallback: leave --device out")
 
     wasm_size = build(args.wasm_target_dir)
-    page = in_browser(args, serve(PAGE))
+    binary = segment_binary()
+    with tempfile.TemporaryDirectory() as folder:
+        png = Path(folder) / "scene.png"
+        native(binary, "--scene", args.scene + 1, "--save-scene", png)
+        page, refused, image = in_browser(args, serve(PAGE), png.read_bytes())
+        image_reference = native(binary, "--image", png)
     if page.get("status") != "done":
         sys.exit(f"the page did not segment the scene: {page.get('message', page.get('status'))}")
     if page["device"] != args.device:
@@ -275,11 +317,23 @@ def main():
     print(f"page: device {page['device']}; {wasm_size / 1048576:.2f} MiB module, "
           f"{page['weights_bytes'] / 1024:.0f} KiB weights, loaded in {page['load_ms']:.0f} ms; "
           f"first frame {times[0]:.1f} ms, median of the next {len(times) - 1}: {steady:.1f} ms")
-    failures = compare(page, native(args), args)
+    failures = compare(page, native(binary, "--scene", args.scene), args)
+
+    print(f"a text file dropped on the page: {refused.get('status')}: {refused.get('message')!r}")
+    if refused.get("status") != "error" or "notes.txt is not an image" not in \
+            refused.get("message", ""):
+        failures.append("the page did not refuse a text file by name")
+    if image.get("status") != "done" or image.get("image") != "scene.png":
+        failures.append(f"the dropped PNG was not segmented: {image.get('status')}: "
+                        f"{image.get('message')!r}")
+    else:
+        print(f"held-out scene {args.scene + 1} dropped as a PNG, "
+              f"{image['width']} x {image['height']}, {image['frame_ms'][-1]:.1f} ms:")
+        failures += compare(image, image_reference, args, labelled=False)
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures[:20]))
         sys.exit(1)
-    print("the page agrees with the native model")
+    print("the page agrees with the native model, on the scene and on the dropped image")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-// The page: loads the WebAssembly module and the trained network, segments held-out scenes on
-// the chosen device and draws them. `window.segnetState` holds what the last frame gave (read by
-// check.py); `window.segnetShow(scene)` segments one scene and resolves when it is drawn.
+// The page: loads the WebAssembly module and the trained network, segments held-out scenes, or
+// an image the user picks or drops, on the chosen device and draws them. `window.segnetState`
+// holds what the last frame gave (read by check.py); `window.segnetShow(scene)` segments one
+// scene and resolves when it is drawn; `window.segnetIdle()` resolves when the queued work is done.
 // The module's glue is imported inside main(), so that a missing pkg/ is said on the page.
 let wasm = null;          // the glue: init, Page, class_names, class_colours_css
 
@@ -53,15 +54,13 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-async function show(scene) {
+// Draws a frame of the module's and records it; `source` says what it was made from.
+function present(frame, ms, source) {
   const device = page.device;
-  const started = performance.now();
-  const frame = await page.segment(scene);
-  const ms = performance.now() - started;
   const f = {
     width: frame.width, height: frame.height, image: frame.image, truth: frame.truth,
     prediction: frame.prediction, classes: frame.classes, scores: frame.scores,
-    pixel_accuracy: frame.pixel_accuracy,
+    pixel_accuracy: frame.pixel_accuracy ?? null,
   };
   frame.free();             // every field is copied out above: free its memory in the module
   const times = (frameTimes[device] ??= []);
@@ -70,18 +69,61 @@ async function show(scene) {
   draw($('input'), f.width, f.height, f.image);
   draw($('overlay'), f.width, f.height, blend(f.image, f.prediction));
   draw($('truth'), f.width, f.height, f.truth);
-  $('accuracy').textContent = `${(100 * f.pixel_accuracy).toFixed(2)} %`;
+  const labelled = f.pixel_accuracy !== null;
+  $('truth-caption').textContent = labelled ? 'True classes' : 'True classes: none for your image';
+  $('accuracy').textContent = labelled ? `${(100 * f.pixel_accuracy).toFixed(2)} %`
+                                       : '- (your image has no true classes)';
   const steady = times.length > 1 ? median(times.slice(1)) : null;
   $('time').textContent = `${ms.toFixed(1)} ms this frame` +
     (steady === null ? ' (the first on this device compiles its kernels)'
                      : `; median ${steady.toFixed(1)} ms after the first (${times[0].toFixed(0)} ms)`);
+  for (const key of ['scene', 'image']) delete state[key];
   Object.assign(state, {
-    status: 'done', device, scene, width: f.width, height: f.height,
+    status: 'done', device, ...source, width: f.width, height: f.height,
     pixel_accuracy: f.pixel_accuracy, classes: Array.from(f.classes),
     scores: Array.from(f.scores), frame_ms: times.slice(),
   });
 }
+
+async function show(scene) {
+  const started = performance.now();
+  const frame = await page.segment(scene);
+  present(frame, performance.now() - started, { scene });
+}
+
+// An image of the user's: scaled to the size the network was trained at, cropped at the centre
+// to its shape (an image of that size is taken pixel for pixel), then segmented.
+async function showImage(file) {
+  if (!page) throw new Error('the network is not loaded: there is nothing to segment with');
+  if (!file.type.startsWith('image/')) {
+    throw new Error(`${file.name} is not an image (${file.type || 'a file of no known type'})`);
+  }
+  let bitmap;
+  try {
+    // The file's own pixels: no colour-space conversion, no premultiplied alpha.
+    bitmap = await createImageBitmap(file, { premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
+  } catch (error) {
+    throw new Error(`${file.name} could not be read as an image (${error.message ?? error})`);
+  }
+  const [width, height] = [page.width, page.height];
+  const scale = Math.max(width / bitmap.width, height / bitmap.height);
+  const [cropWidth, cropHeight] = [width / scale, height / scale];
+  const canvas = document.createElement('canvas');
+  canvas.width = width;
+  canvas.height = height;
+  const context = canvas.getContext('2d', { willReadFrequently: true });
+  context.imageSmoothingQuality = 'high';   // a large photograph scaled down without aliasing
+  context.drawImage(bitmap, (bitmap.width - cropWidth) / 2, (bitmap.height - cropHeight) / 2,
+                    cropWidth, cropHeight, 0, 0, width, height);
+  bitmap.close();
+  const rgba = new Uint8Array(context.getImageData(0, 0, width, height).data.buffer);
+  const started = performance.now();
+  const frame = await page.segment_image(rgba, width, height);
+  present(frame, performance.now() - started, { image: file.name });
+}
+
 window.segnetShow = (scene) => enqueue(() => show(scene));
+window.segnetIdle = () => queue;
 
 // Every piece of work (a device switch, a frame) runs after the one before: clicks during a long
 // first frame wait their turn instead of overlapping it.
@@ -125,6 +167,26 @@ async function main() {
     await show(Number($('scene').value));
   });
   $('scene').onchange = () => enqueue(() => show(Number($('scene').value)));
+  $('file').onchange = () => {
+    const file = $('file').files[0];
+    if (file) enqueue(() => showImage(file));
+    $('file').value = '';   // the same file picked again is a new choice
+  };
+  // An image dropped anywhere on the page; while one is dragged over, the page is outlined.
+  document.addEventListener('dragover', (event) => {
+    if (!event.dataTransfer?.types.includes('Files')) return;
+    event.preventDefault();
+    document.body.classList.add('dragging');
+  });
+  document.addEventListener('dragleave', (event) => {
+    if (event.relatedTarget === null) document.body.classList.remove('dragging');
+  });
+  document.addEventListener('drop', (event) => {
+    event.preventDefault();
+    document.body.classList.remove('dragging');
+    const file = event.dataTransfer?.files[0];
+    if (file) enqueue(() => showImage(file));
+  });
   for (const radio of document.querySelectorAll('input[name=device]')) {
     radio.onchange = () => enqueue(async () => {
       await useDevice(radio.value);

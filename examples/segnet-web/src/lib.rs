@@ -1,11 +1,12 @@
 //! SegNet-Basic in a web page: the network `examples/segnet` trained, loaded from its own files
-//! (`config.json` and the burnpack `model.bpk`), segments the example's generated scenes on the
-//! browser's WebGPU or on the CPU (Flex).
+//! (`config.json` and the burnpack `model.bpk`), segments the example's generated scenes, or an
+//! image the user gives, on the browser's WebGPU or on the CPU (Flex).
 //!
 //! What runs is the same on every target: [`Segmenter`] loads the run and makes its scenes,
-//! [`Segmenter::logits`] runs the network, [`Prediction`] reads the class scores. The page's
-//! bindings (`web`, WebAssembly only) read the scores back asynchronously, as a browser requires;
-//! the `segment` binary does the same natively, for the page's check against the native model.
+//! [`Segmenter::logits`] runs the network on a scene or on any image (a canvas's pixels through
+//! [`rgb`]), [`Prediction`] reads the class scores. The page's bindings ([`web`], called only in
+//! the WebAssembly module) read the scores back asynchronously, as a browser requires; the `segment` binary does the same
+//! natively, for the page's check against the native model.
 //!
 //! ```
 //! use burn::module::Module;
@@ -38,8 +39,7 @@ use segnet::model::{SegNet, SegNetConfig};
 use serde::Deserialize;
 
 mod prediction;
-#[cfg(target_arch = "wasm32")]
-mod web;
+pub mod web;
 
 pub use prediction::Prediction;
 
@@ -65,6 +65,7 @@ pub struct Segmenter {
     net: SegNet,
     config: SegNetConfig,
     scenes: SyntheticScenes,
+    size: [usize; 2],
     device: Device,
 }
 
@@ -97,6 +98,7 @@ impl Segmenter {
             net,
             config: run.model,
             scenes: SyntheticScenes::with_size(Split::Test, usize::MAX, size, run.data.seed),
+            size,
             device: device.clone(),
         })
     }
@@ -104,6 +106,12 @@ impl Segmenter {
     /// Held-out scene `index` of the run (its test split: scenes it did not train on).
     pub fn scene(&self, index: usize) -> SegmentationItem {
         self.scenes.scene(index)
+    }
+
+    /// `[height, width]` of the scenes the network was trained on: the size an image of a user's
+    /// is best scaled to (the network takes any size, but learnt its scenes' scale).
+    pub fn size(&self) -> [usize; 2] {
+        self.size
     }
 
     /// Classes the network tells apart.
@@ -137,6 +145,31 @@ pub fn rgba(image: &RgbImage) -> Vec<u8> {
         .chunks_exact(3)
         .flat_map(|p| [p[0], p[1], p[2], 255])
         .collect()
+}
+
+/// An RGBA image (a canvas's pixels) as RGB, its alpha dropped.
+///
+/// # Errors
+/// Where `rgba` is not `width * height` pixels of four bytes, or the image has no pixel.
+pub fn rgb(rgba: Vec<u8>, width: u32, height: u32) -> Result<RgbImage, String> {
+    let pixels = width as usize * height as usize;
+    if pixels == 0 {
+        return Err(format!(
+            "an image of {width} x {height} pixels has no pixel to segment"
+        ));
+    }
+    if rgba.len() != 4 * pixels {
+        return Err(format!(
+            "an image of {width} x {height} pixels takes {} RGBA bytes, not {}",
+            4 * pixels,
+            rgba.len()
+        ));
+    }
+    let rgb = rgba
+        .chunks_exact(4)
+        .flat_map(|p| [p[0], p[1], p[2]])
+        .collect();
+    Ok(RgbImage::from_raw(width, height, rgb).expect("3 bytes a pixel"))
 }
 
 #[cfg(test)]
@@ -174,10 +207,28 @@ mod tests {
     }
 
     #[test]
+    fn rgba_and_rgb_are_each_others_inverse_but_for_alpha() {
+        let image = RgbImage::from_fn(3, 2, |x, y| image::Rgb([x as u8, y as u8, 200]));
+        let rgba = rgba(&image);
+        assert_eq!(&rgba[..8], [0, 0, 200, 255, 1, 0, 200, 255]);
+        assert_eq!(rgb(rgba, 3, 2).unwrap(), image);
+        let error = rgb(vec![0; 20], 3, 2).unwrap_err();
+        assert_eq!(
+            error,
+            "an image of 3 x 2 pixels takes 24 RGBA bytes, not 20"
+        );
+        assert_eq!(
+            rgb(Vec::new(), 0, 5).unwrap_err(),
+            "an image of 0 x 5 pixels has no pixel to segment"
+        );
+    }
+
+    #[test]
     fn the_scenes_are_the_runs_held_out_scenes() {
         let segmenter = Segmenter::load(&config(4, 5), weights(4, 5), &Device::flex()).unwrap();
         let run = SyntheticScenes::new(Split::Test, 10, 32, 7).scene(3);
         assert_eq!(segmenter.scene(3).image, run.image);
         assert_eq!(segmenter.scene(3).labels, run.labels);
+        assert_eq!(segmenter.size(), [32, 32]);
     }
 }

@@ -1,13 +1,17 @@
 //! What the page's script calls (wasm-bindgen). A browser cannot wait for its GPU, so the device
 //! comes up with `init_async` and the scores are read with `into_data_async`, on every device.
+//!
+//! Built on every target, so that the native checks see it; only the WebAssembly module's
+//! bindings are called (natively, what reaches JavaScript values panics).
 
 use std::cell::RefCell;
 
 use burn::tensor::Device;
+use image::{GrayImage, RgbImage};
 use segnet::data::SYNTHETIC_CLASSES;
 use wasm_bindgen::prelude::*;
 
-use crate::{Prediction, Segmenter, class_colours, rgba};
+use crate::{Prediction, Segmenter, class_colours, rgb, rgba};
 
 thread_local! {
     /// The browser's WebGPU device, once brought up: Burn initialises a runtime once per page.
@@ -16,7 +20,7 @@ thread_local! {
 
 /// Panics reach the browser's console with their message (a WebAssembly panic aborts the module).
 #[wasm_bindgen(start)]
-fn start() {
+pub fn start() {
     console_error_panic_hook::set_once();
 }
 
@@ -66,28 +70,55 @@ impl Page {
         self.device.clone()
     }
 
+    /// Rows of the scenes the network was trained on: the height to scale a user's image to.
+    #[wasm_bindgen(getter)]
+    pub fn height(&self) -> u32 {
+        self.segmenter.size()[0] as u32
+    }
+
+    /// Columns of the scenes the network was trained on: the width to scale a user's image to.
+    #[wasm_bindgen(getter)]
+    pub fn width(&self) -> u32 {
+        self.segmenter.size()[1] as u32
+    }
+
     /// Held-out scene `index`, segmented.
     pub async fn segment(&self, index: u32) -> Result<Frame, JsError> {
         let scene = self.segmenter.scene(index as usize);
-        let scores = self
-            .segmenter
-            .logits(&scene.image)
+        let scores = self.scores(&scene.image).await?;
+        let prediction = Prediction::new(&scores, self.segmenter.num_classes(), &scene.labels);
+        Ok(Frame::new(
+            &scene.image,
+            Some(&scene.labels),
+            prediction,
+            scores,
+        ))
+    }
+
+    /// An image of the user's (a canvas's RGBA pixels, `width x height`), segmented; it has no
+    /// true classes, so no pixel accuracy.
+    pub async fn segment_image(
+        &self,
+        rgba: Vec<u8>,
+        width: u32,
+        height: u32,
+    ) -> Result<Frame, JsError> {
+        let image = rgb(rgba, width, height).map_err(|e| JsError::new(&e))?;
+        let scores = self.scores(&image).await?;
+        let prediction =
+            Prediction::unlabelled(&scores, self.segmenter.num_classes(), width, height);
+        Ok(Frame::new(&image, None, prediction, scores))
+    }
+
+    /// The network's scores of `image`, read back from the device.
+    async fn scores(&self, image: &RgbImage) -> Result<Vec<f32>, JsError> {
+        self.segmenter
+            .logits(image)
             .into_data_async()
             .await
             .map_err(|e| JsError::new(&format!("reading the scores back: {e:?}")))?
             .try_to_vec::<f32>()
-            .map_err(|e| JsError::new(&format!("the scores: {e:?}")))?;
-        let prediction = Prediction::new(&scores, self.segmenter.num_classes(), &scene.labels);
-        Ok(Frame {
-            width: scene.image.width(),
-            height: scene.image.height(),
-            image: rgba(&scene.image),
-            truth: class_colours(scene.labels.as_raw()),
-            prediction: class_colours(&prediction.classes),
-            classes: prediction.classes,
-            scores,
-            pixel_accuracy: prediction.pixel_accuracy,
-        })
+            .map_err(|e| JsError::new(&format!("the scores: {e:?}")))
     }
 }
 
@@ -104,16 +135,16 @@ async fn webgpu() -> Result<Device, JsError> {
     Ok(device)
 }
 
-/// One segmented scene: what the page draws and what its check reads.
+/// One segmented scene or user's image: what the page draws and what its check reads.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Frame {
     /// Pixels across.
     pub width: u32,
     /// Pixels down.
     pub height: u32,
-    /// The scene, RGBA.
+    /// The scene or the user's image, RGBA.
     pub image: Vec<u8>,
-    /// The true classes in their colours, RGBA.
+    /// The true classes in their colours, RGBA (transparent for an image without labels).
     pub truth: Vec<u8>,
     /// The predicted classes in their colours, RGBA.
     pub prediction: Vec<u8>,
@@ -121,6 +152,30 @@ pub struct Frame {
     pub classes: Vec<u8>,
     /// The network's scores, `[classes, height, width]`.
     pub scores: Vec<f32>,
-    /// Right pixels over labelled pixels.
-    pub pixel_accuracy: f64,
+    /// Right pixels over labelled pixels (`undefined` for an image without labels).
+    pub pixel_accuracy: Option<f64>,
+}
+
+impl Frame {
+    fn new(
+        image: &RgbImage,
+        labels: Option<&GrayImage>,
+        prediction: Prediction,
+        scores: Vec<f32>,
+    ) -> Self {
+        let (width, height) = image.dimensions();
+        Frame {
+            width,
+            height,
+            image: rgba(image),
+            truth: labels.map_or_else(
+                || vec![0; 4 * width as usize * height as usize],
+                |labels| class_colours(labels.as_raw()),
+            ),
+            prediction: class_colours(&prediction.classes),
+            classes: prediction.classes,
+            scores,
+            pixel_accuracy: prediction.pixel_accuracy,
+        }
+    }
 }

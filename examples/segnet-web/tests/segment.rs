@@ -9,7 +9,7 @@ use serde::Deserialize;
 struct Segmented {
     width: usize,
     height: usize,
-    pixel_accuracy: f64,
+    pixel_accuracy: Option<f64>,
     classes: Vec<u8>,
     scores: Vec<f32>,
 }
@@ -46,10 +46,46 @@ fn committed_weights_segment_the_page_scene() {
             "pixel {pixel}"
         );
     }
+    let accuracy = result.pixel_accuracy.expect("a scene has labels");
+    assert!(accuracy >= 0.95, "pixel accuracy {accuracy}");
+}
+
+/// A scene written as PNG and given back as an image (what the page's check drops on the page)
+/// segments to the same scores, without a pixel accuracy.
+#[test]
+fn a_saved_scene_given_back_as_an_image_segments_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("scene.png");
+    let png = png.to_str().unwrap();
+    let output = segment(&["--scene", "2", "--save-scene", png]);
     assert!(
-        result.pixel_accuracy >= 0.95,
-        "pixel accuracy {}",
-        result.pixel_accuracy
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let scene: Segmented = serde_json::from_slice(&output.stdout).expect("JSON");
+    let output = segment(&["--image", png]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let image: Segmented = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!((image.width, image.height), (scene.width, scene.height));
+    assert_eq!(image.classes, scene.classes);
+    assert_eq!(image.scores, scene.scores);
+    assert!(scene.pixel_accuracy.is_some());
+    assert_eq!(image.pixel_accuracy, None);
+}
+
+#[test]
+fn an_unreadable_image_is_named() {
+    let output = segment(&["--image", "/nonexistent/picture.png"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot read the image /nonexistent/picture.png"),
+        "{stderr}"
     );
 }
 

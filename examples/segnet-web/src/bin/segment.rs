@@ -9,14 +9,24 @@ use clap::Parser;
 use segnet_web::{Prediction, Segmenter};
 
 #[derive(Parser)]
-#[command(about = "Segment a held-out scene natively on Flex with the page's weights; print JSON")]
+#[command(
+    about = "Segment a held-out scene, or an image, natively on Flex with the page's weights; \
+             print JSON"
+)]
 struct Cli {
     /// The training run's folder: config.json and model.bpk.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/weights"))]
     weights: PathBuf,
     /// Held-out scene to segment.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "image")]
     scene: usize,
+    /// Also write the scene's image to this file (PNG), as a user would give it to the page.
+    #[arg(long, value_name = "PATH", conflicts_with = "image")]
+    save_scene: Option<PathBuf>,
+    /// Segment this image (PNG) at its own size instead of a scene; it has no true classes, so
+    /// `pixel_accuracy` is null.
+    #[arg(long, value_name = "PATH")]
+    image: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -40,17 +50,38 @@ fn run(cli: &Cli) -> Result<String, String> {
     };
     let config = String::from_utf8(read("config.json")?).map_err(|e| e.to_string())?;
     let segmenter = Segmenter::load(&config, read("model.bpk")?, &Device::flex())?;
-    let scene = segmenter.scene(cli.scene);
+    let (image, labels) = match &cli.image {
+        Some(path) => {
+            let image = image::open(path)
+                .map_err(|e| format!("cannot read the image {}: {e}", path.display()))?;
+            (image.into_rgb8(), None)
+        }
+        None => {
+            let scene = segmenter.scene(cli.scene);
+            if let Some(path) = &cli.save_scene {
+                scene
+                    .image
+                    .save(path)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            (scene.image, Some(scene.labels))
+        }
+    };
     let scores = segmenter
-        .logits(&scene.image)
+        .logits(&image)
         .into_data()
         .try_to_vec::<f32>()
         .map_err(|e| format!("{e:?}"))?;
-    let prediction = Prediction::new(&scores, segmenter.num_classes(), &scene.labels);
+    let (width, height) = image.dimensions();
+    let classes = segmenter.num_classes();
+    let prediction = match &labels {
+        Some(labels) => Prediction::new(&scores, classes, labels),
+        None => Prediction::unlabelled(&scores, classes, width, height),
+    };
     Ok(serde_json::json!({
-        "scene": cli.scene,
-        "width": scene.image.width(),
-        "height": scene.image.height(),
+        "scene": cli.image.is_none().then_some(cli.scene),
+        "width": width,
+        "height": height,
         "pixel_accuracy": prediction.pixel_accuracy,
         "classes": prediction.classes,
         "scores": scores,
