@@ -21,17 +21,22 @@ fn segment(args: &[&str]) -> std::process::Output {
         .expect("the segment binary runs")
 }
 
-/// The committed network segments the held-out scene the page opens on above the page check's
-/// threshold (95 % of its pixels), and its classes are the best-scoring ones.
-#[test]
-fn committed_weights_segment_the_page_scene() {
-    let output = segment(&["--scene", "0"]);
+/// `segment` with `args`, which must succeed, its JSON read.
+fn segmented(args: &[&str]) -> Segmented {
+    let output = segment(args);
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let result: Segmented = serde_json::from_slice(&output.stdout).expect("JSON");
+    serde_json::from_slice(&output.stdout).expect("JSON")
+}
+
+/// The committed network segments the held-out scene the page opens on above the page check's
+/// threshold (95 % of its pixels), and its classes are the best-scoring ones.
+#[test]
+fn committed_weights_segment_the_page_scene() {
+    let result = segmented(&["--scene", "0"]);
     let (scores, classes) = (&result.scores, &result.classes);
     let plane = result.width * result.height;
     assert_eq!(classes.len(), plane);
@@ -57,20 +62,8 @@ fn a_saved_scene_given_back_as_an_image_segments_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("scene.png");
     let png = png.to_str().unwrap();
-    let output = segment(&["--scene", "2", "--save-scene", png]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let scene: Segmented = serde_json::from_slice(&output.stdout).expect("JSON");
-    let output = segment(&["--image", png]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let image: Segmented = serde_json::from_slice(&output.stdout).expect("JSON");
+    let scene = segmented(&["--scene", "2", "--save-scene", png]);
+    let image = segmented(&["--image", png]);
     assert_eq!((image.width, image.height), (scene.width, scene.height));
     assert_eq!(image.classes, scene.classes);
     assert_eq!(image.scores, scene.scores);
@@ -98,4 +91,21 @@ fn a_missing_run_is_named() {
         stderr.contains("cannot read /nonexistent/run/config.json"),
         "{stderr}"
     );
+}
+
+/// An image and a scene contradict each other: refused, both named, never one of them ignored.
+#[test]
+fn an_image_and_a_scene_are_refused_together() {
+    for args in [
+        ["--image", "a.png", "--scene", "1"],
+        ["--image", "a.png", "--save-scene", "b.png"],
+    ] {
+        let output = segment(&args);
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--image") && stderr.contains(args[2]),
+            "{args:?}: {stderr}"
+        );
+    }
 }
