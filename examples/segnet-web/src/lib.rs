@@ -65,7 +65,6 @@ pub struct Segmenter {
     net: SegNet,
     config: SegNetConfig,
     scenes: SyntheticScenes,
-    size: [usize; 2],
     device: Device,
 }
 
@@ -98,7 +97,6 @@ impl Segmenter {
             net,
             config: run.model,
             scenes: SyntheticScenes::with_size(Split::Test, usize::MAX, size, run.data.seed),
-            size,
             device: device.clone(),
         })
     }
@@ -111,7 +109,7 @@ impl Segmenter {
     /// `[height, width]` of the scenes the network was trained on: the size an image of a user's
     /// is best scaled to (the network takes any size, but learnt its scenes' scale).
     pub fn size(&self) -> [usize; 2] {
-        self.size
+        self.scenes.size()
     }
 
     /// Classes the network tells apart.

@@ -71,6 +71,11 @@ impl SyntheticScenes {
         }
     }
 
+    /// `[height, width]` of every scene.
+    pub fn size(&self) -> [usize; 2] {
+        self.size
+    }
+
     /// Scene `index` (also past `len`).
     pub fn scene(&self, index: usize) -> SegmentationItem {
         let split = match self.split {
@@ -250,6 +255,7 @@ mod tests {
     #[test]
     fn rectangular_scenes_have_their_size_and_shapes_in_both_directions() {
         let scenes = SyntheticScenes::with_size(Split::Train, 12, [24, 80], 3);
+        assert_eq!(scenes.size(), [24, 80]);
         let (mut leftmost, mut rightmost) = (usize::MAX, 0);
         for i in 0..scenes.len() {
             let item = scenes.scene(i);
