@@ -173,6 +173,25 @@ fn run_workload(args: &Args, workload: &Workload) {
         let ms = median_ms(2, runs, || target.copy_from_slice(&source));
         report(args, workload, memory("copy_same_bytes", ms));
     }
+
+    // Where the backward's time goes: its kernel alone into a fresh buffer, as Burn's call gets
+    // one, looking for duplicate indices as raw indices do, and without the look, as the pool's
+    // own indices where its windows cannot overlap (only there: elsewhere these indices may
+    // repeat, and the look is the derivative).
+    let grad = support::values(workload.output_len());
+    let (kernel, stride, _) = workload.pool;
+    let kernels = [("backward_kernel", true), ("backward_kernel_unique", false)];
+    for (what, look) in kernels
+        .into_iter()
+        .filter(|&(_, look)| look || kernel <= stride)
+    {
+        if args.wants_op(what) {
+            let ms = median_ms(2, runs, || {
+                bench_support::unpool_backward(&grad, &indices, &plan, look)
+            });
+            report(args, workload, memory(what, ms));
+        }
+    }
 }
 
 /// The op on `device`: with raw indices of `dtype` (checked, and without the check) and with the

@@ -59,6 +59,27 @@ pub mod bench_support {
         crate::error::or_panic(crate::kernel::unpool_forward_into(x, indices, plan, out));
     }
 
+    /// The backward's kernel alone: the gradient of `x` for the output gradient `grad`, looking
+    /// for duplicate indices as for raw indices (a flag per output position, per plane) or,
+    /// with `look_for_duplicates` false, not, as for this crate's pool indices. Without the look,
+    /// duplicates pass every writer its gradient: time it on indices without duplicates only.
+    ///
+    /// # Panics
+    /// On a bad index, or buffers of the wrong length.
+    pub fn unpool_backward(
+        grad: &[f32],
+        indices: &[i32],
+        plan: &UnpoolPlan,
+        look_for_duplicates: bool,
+    ) -> Vec<f32> {
+        crate::error::or_panic(crate::kernel::gather(
+            grad,
+            indices,
+            plan,
+            !look_for_duplicates,
+        ))
+    }
+
     /// The max pool as a composition of Burn tensor ops, which devices without the crate's
     /// kernels run: the baseline the kernels are timed against.
     ///

@@ -2,12 +2,15 @@
 //!
 //! With duplicate indices the value that survives the forward is the last one in row-major order
 //! of `x`. Walking `x` backwards, the first element to reach a position is therefore its winner,
-//! and a bitset of claimed positions finds them. The backward gathers in order and takes that
-//! backward walk only for planes where the bitset saw a repeat. (Measured on SegNet s1 here: the
-//! bitset costs about 2-3 ms over a plain gather's 2 ms; a plain gather is PyTorch's
-//! every-writer rule, which is not the exact derivative.)
-
-use fixedbitset::FixedBitSet;
+//! and a flag per output position, set as positions are claimed, finds them. The backward gathers
+//! in order and takes that backward walk only for planes where a flag was found set. (A plain
+//! gather is PyTorch's every-writer rule, which is not the exact derivative.)
+//!
+//! The flags are bytes, not bits: neighbouring elements of `x` claim neighbouring positions, and
+//! with bits each claim read the word the previous one had just written, a chain through memory
+//! that made the kernel with the look up to 3.2x the gather alone (SegNet's s4 at batch 1; the
+//! `timings` bench's `backward_kernel` rows, docs/benchmarks.md). A byte per position of the
+//! chunk: a plane, or the whole output for global indices that cross planes.
 
 use core::mem::MaybeUninit;
 
@@ -26,6 +29,21 @@ pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     indices: &[I],
     plan: &UnpoolPlan,
 ) -> Result<Vec<E>, UnpoolError> {
+    let unique = plan.targets_unique();
+    if unique {
+        diagnostics::record(Path::HostGatherWithoutDuplicates);
+    }
+    gather(grad, indices, plan, unique)
+}
+
+/// The backward's kernel, looking for duplicate targets unless `unique` says there are none (where
+/// there are, the gather without the look gives every writer its gradient: not the derivative).
+pub(crate) fn gather<E: Value, I: IndexValue>(
+    grad: &[E],
+    indices: &[I],
+    plan: &UnpoolPlan,
+    unique: bool,
+) -> Result<Vec<E>, UnpoolError> {
     assert_eq!(
         (grad.len(), indices.len()),
         (plan.output_len(), plan.input_len()),
@@ -33,10 +51,6 @@ pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     );
     let placement = Placement::of(plan);
     let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
-    let unique = plan.targets_unique();
-    if unique {
-        diagnostics::record(Path::HostGatherWithoutDuplicates);
-    }
     written_buffer(plan.input_shape(), |dx| {
         for_each_chunk(plan, dx, in_plane, |planes, dx, window| {
             let grad = &grad[planes.start * out_plane..planes.end * out_plane];
@@ -71,28 +85,49 @@ impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
             }
             return Ok(());
         }
-        let mut claimed = FixedBitSet::with_capacity(grad.len());
+        let mut claimed = vec![false; grad.len()];
         let mut duplicates = false;
         for (element, (d, &index)) in dx.iter_mut().zip(self.indices).enumerate() {
             d.write(match self.land(index) {
                 Landing::At(target) => {
-                    duplicates |= claimed.put(target);
-                    grad[target]
+                    let value = grad[target];
+                    duplicates |= core::mem::replace(&mut claimed[target], true);
+                    value
                 }
                 Landing::Skipped => E::zeroed(),
                 Landing::Outside => return Err(self.bad(element)),
             });
         }
         if duplicates {
-            claimed.clear();
+            claimed.fill(false);
             for (d, &index) in dx.iter_mut().zip(self.indices).rev() {
                 if let Landing::At(target) = self.land(index)
-                    && claimed.put(target)
+                    && core::mem::replace(&mut claimed[target], true)
                 {
                     d.write(E::zeroed());
                 }
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{MaxUnpoolOptions, UnpoolPlan};
+
+    #[test]
+    fn only_the_look_for_duplicates_gives_the_last_writer_alone_its_gradient() {
+        // Two planes of 3 values into 6 positions; in each, elements 0 and 2 both write one place.
+        let plan = UnpoolPlan::new(&[1, 2, 3], &[1, 2, 3], &MaxUnpoolOptions::new([2])).unwrap();
+        let grad = [
+            10.0f32, 11.0, 12.0, 13.0, 14.0, 15.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0,
+        ];
+        let indices = [1i32, 3, 1, 5, 0, 5];
+        let looked = super::gather(&grad, &indices, &plan, false).unwrap();
+        assert_eq!(looked, [0.0, 13.0, 11.0, 0.0, 20.0, 25.0]);
+        // Without the look every writer takes the gradient at its index (not the derivative).
+        let plain = super::gather(&grad, &indices, &plan, true).unwrap();
+        assert_eq!(plain, [11.0, 13.0, 11.0, 25.0, 20.0, 25.0]);
     }
 }

@@ -19,7 +19,7 @@ mod scan;
 mod scatter;
 mod winners;
 
-pub(crate) use gather::unpool_backward;
+pub(crate) use gather::{gather, unpool_backward};
 pub(crate) use parallel::{Split, for_each_piece};
 pub(crate) use placement::Placement;
 pub(crate) use scan::first_invalid_index;
