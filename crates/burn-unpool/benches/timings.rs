@@ -1,6 +1,7 @@
-//! Medians of forward and backward at the SegNet shapes, beside the naive composition, a zero-fill
-//! and a plain copy of the same bytes, printed as a table (or JSON lines with `--json`, read by
-//! `compare_peers.py`, which times ONNX Runtime and PyTorch in the same run).
+//! Medians of forward and backward at the SegNet shapes, beside the naive composition, a zero-fill,
+//! a plain copy of the same bytes and the kernels alone on host slices, printed as a table (or
+//! JSON lines with `--json`, read by `compare_peers.py`, which times ONNX Runtime and PyTorch in
+//! the same run).
 //!
 //! `cargo bench -p burn-unpool --features ndarray --bench timings -- [--json] [--batches 1,4] [--runs 15] [--only s1]
 //! [--calls 50]` (the options are described by `--help` after the `--`)
@@ -178,19 +179,20 @@ fn run_workload(args: &Args, workload: &Workload) {
     // one, looking for duplicate indices as raw indices do, and without the look, as the pool's
     // own indices where its windows cannot overlap (only there: elsewhere these indices may
     // repeat, and the look is the derivative).
-    let grad = support::values(workload.output_len());
     let (kernel, stride, _) = workload.pool;
     let kernels = [("backward_kernel", true), ("backward_kernel_unique", false)];
-    for (what, look) in kernels
+    let wanted = kernels
         .into_iter()
-        .filter(|&(_, look)| look || kernel <= stride)
-    {
-        if args.wants_op(what) {
-            let ms = median_ms(2, runs, || {
-                bench_support::unpool_backward(&grad, &indices, &plan, look)
-            });
-            report(args, workload, memory(what, ms));
+        .filter(|&(what, look)| (look || kernel <= stride) && args.wants_op(what));
+    let mut grad = Vec::new();
+    for (what, look) in wanted {
+        if grad.is_empty() {
+            grad = support::values(workload.output_len());
         }
+        let ms = median_ms(2, runs, || {
+            bench_support::unpool_backward(&grad, &indices, &plan, look)
+        });
+        report(args, workload, memory(what, ms));
     }
 }
 

@@ -45,8 +45,8 @@ pub mod diagnostics;
 #[doc(hidden)]
 pub mod bin_support;
 
-/// Not part of the API: the CPU kernel on plain slices, for this crate's own benchmarks (they
-/// time it without allocating the output). May change in any release.
+/// Not part of the API: the CPU kernels on plain slices, for this crate's own benchmarks (they
+/// time them apart from Burn's tensors). May change in any release.
 #[doc(hidden)]
 pub mod bench_support {
     use crate::UnpoolPlan;
@@ -59,10 +59,12 @@ pub mod bench_support {
         crate::error::or_panic(crate::kernel::unpool_forward_into(x, indices, plan, out));
     }
 
-    /// The backward's kernel alone: the gradient of `x` for the output gradient `grad`, looking
-    /// for duplicate indices as for raw indices (a flag per output position, per plane) or,
-    /// with `look_for_duplicates` false, not, as for this crate's pool indices. Without the look,
-    /// duplicates pass every writer its gradient: time it on indices without duplicates only.
+    /// The backward's kernel alone, into a fresh buffer: the gradient of `x` for the output
+    /// gradient `grad`, looking for duplicate indices as for raw indices (a flag per output
+    /// position of a plane, or of the whole output for global indices that cross planes) or,
+    /// with `look_for_duplicates` false, not, as for this crate's pool indices where the pool's
+    /// windows cannot overlap. Without the look, duplicates pass every writer its gradient: time
+    /// it on indices without duplicates only.
     ///
     /// # Panics
     /// On a bad index, or buffers of the wrong length.
@@ -76,7 +78,7 @@ pub mod bench_support {
             grad,
             indices,
             plan,
-            !look_for_duplicates,
+            look_for_duplicates,
         ))
     }
 

@@ -3,12 +3,13 @@
 //! With duplicate indices the value that survives the forward is the last one in row-major order
 //! of `x`. Walking `x` backwards, the first element to reach a position is therefore its winner,
 //! and a flag per output position, set as positions are claimed, finds them. The backward gathers
-//! in order and takes that backward walk only for planes where a flag was found set. (A plain
+//! in order and takes that backward walk only for chunks (planes, or the whole tensor for global
+//! indices that cross planes) where a flag was found set. (A plain
 //! gather is PyTorch's every-writer rule, which is not the exact derivative.)
 //!
 //! The flags are bytes, not bits: neighbouring elements of `x` claim neighbouring positions, and
 //! with bits each claim read the word the previous one had just written, a chain through memory
-//! that made the kernel with the look up to 3.2x the gather alone (SegNet's s4 at batch 1; the
+//! that made the kernel with the look up to 3.15x the gather alone (SegNet's s4 at batch 1; the
 //! `timings` bench's `backward_kernel` rows, docs/benchmarks.md). A byte per position of the
 //! chunk: a plane, or the whole output for global indices that cross planes.
 
@@ -33,17 +34,18 @@ pub(crate) fn unpool_backward<E: Value, I: IndexValue>(
     if unique {
         diagnostics::record(Path::HostGatherWithoutDuplicates);
     }
-    gather(grad, indices, plan, unique)
+    gather(grad, indices, plan, !unique)
 }
 
-/// The backward's kernel, looking for duplicate targets unless `unique` says there are none (where
-/// there are, the gather without the look gives every writer its gradient: not the derivative).
+/// The backward's kernel, looking for duplicate targets or, where none can be, not (with
+/// duplicates, the gather without the look gives every writer its gradient: not the derivative).
 pub(crate) fn gather<E: Value, I: IndexValue>(
     grad: &[E],
     indices: &[I],
     plan: &UnpoolPlan,
-    unique: bool,
+    look_for_duplicates: bool,
 ) -> Result<Vec<E>, UnpoolError> {
+    let unique = !look_for_duplicates;
     assert_eq!(
         (grad.len(), indices.len()),
         (plan.output_len(), plan.input_len()),
@@ -114,7 +116,7 @@ impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{MaxUnpoolOptions, UnpoolPlan};
+    use crate::{IndexLayout, MaxUnpoolOptions, UnpoolPlan};
 
     #[test]
     fn only_the_look_for_duplicates_gives_the_last_writer_alone_its_gradient() {
@@ -124,10 +126,21 @@ mod tests {
             10.0f32, 11.0, 12.0, 13.0, 14.0, 15.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0,
         ];
         let indices = [1i32, 3, 1, 5, 0, 5];
-        let looked = super::gather(&grad, &indices, &plan, false).unwrap();
+        let looked = super::gather(&grad, &indices, &plan, true).unwrap();
         assert_eq!(looked, [0.0, 13.0, 11.0, 0.0, 20.0, 25.0]);
         // Without the look every writer takes the gradient at its index (not the derivative).
-        let plain = super::gather(&grad, &indices, &plan, true).unwrap();
+        let plain = super::gather(&grad, &indices, &plan, false).unwrap();
         assert_eq!(plain, [11.0, 13.0, 11.0, 25.0, 20.0, 25.0]);
+    }
+
+    #[test]
+    fn global_indices_across_planes_look_for_duplicates_over_the_whole_tensor() {
+        // Element 1 of plane 0 writes into plane 1 (position 5 of the whole output), where
+        // element 3 writes last: the tensor runs as one chunk, and element 3 alone wins.
+        let options = MaxUnpoolOptions::new([2]).with_index_layout(IndexLayout::Global);
+        let plan = UnpoolPlan::new(&[1, 2, 2], &[1, 2, 2], &options).unwrap();
+        let grad = [10.0f32, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0];
+        let dx = super::gather(&grad, &[0i64, 5, 4, 5], &plan, true).unwrap();
+        assert_eq!(dx, [10.0, 0.0, 14.0, 15.0]);
     }
 }
