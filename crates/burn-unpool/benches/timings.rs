@@ -184,13 +184,11 @@ fn run_workload(args: &Args, workload: &Workload) {
     let wanted = kernels
         .into_iter()
         .filter(|&(what, look)| (look || kernel <= stride) && args.wants_op(what));
-    let mut grad = Vec::new();
+    let mut grad = None;
     for (what, look) in wanted {
-        if grad.is_empty() {
-            grad = support::values(workload.output_len());
-        }
+        let grad = grad.get_or_insert_with(|| support::values(workload.output_len()));
         let ms = median_ms(2, runs, || {
-            bench_support::unpool_backward(&grad, &indices, &plan, look)
+            bench_support::unpool_backward(grad, &indices, &plan, look)
         });
         report(args, workload, memory(what, ms));
     }

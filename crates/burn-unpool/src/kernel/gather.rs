@@ -4,14 +4,14 @@
 //! of `x`. Walking `x` backwards, the first element to reach a position is therefore its winner,
 //! and a flag per output position, set as positions are claimed, finds them. The backward gathers
 //! in order and takes that backward walk only for chunks (planes, or the whole tensor for global
-//! indices that cross planes) where a flag was found set. (A plain
-//! gather is PyTorch's every-writer rule, which is not the exact derivative.)
+//! indices that cross planes) where a flag was found set. (A plain gather is PyTorch's
+//! every-writer rule, which is not the exact derivative.)
 //!
-//! The flags are bytes, not bits: neighbouring elements of `x` claim neighbouring positions, and
-//! with bits each claim read the word the previous one had just written, a chain through memory
-//! that made the kernel with the look up to 3.15x the gather alone (SegNet's s4 at batch 1; the
-//! `timings` bench's `backward_kernel` rows, docs/benchmarks.md). A byte per position of the
-//! chunk: a plane, or the whole output for global indices that cross planes.
+//! The flags are bytes, one per output position of the chunk, not bits: neighbouring elements of
+//! `x` claim neighbouring positions, and with bits each claim read the word the previous one had
+//! just written, a chain through memory that made the kernel with the look up to 3.15x the gather
+//! alone (SegNet's s4 at batch 1; the `timings` bench's `backward_kernel` rows,
+//! docs/benchmarks.md).
 
 use core::mem::MaybeUninit;
 
@@ -45,7 +45,6 @@ pub(crate) fn gather<E: Value, I: IndexValue>(
     plan: &UnpoolPlan,
     look_for_duplicates: bool,
 ) -> Result<Vec<E>, UnpoolError> {
-    let unique = !look_for_duplicates;
     assert_eq!(
         (grad.len(), indices.len()),
         (plan.output_len(), plan.input_len()),
@@ -57,8 +56,11 @@ pub(crate) fn gather<E: Value, I: IndexValue>(
         for_each_chunk(plan, dx, in_plane, |planes, dx, window| {
             let grad = &grad[planes.start * out_plane..planes.end * out_plane];
             let indices = &indices[planes.start * in_plane..planes.end * in_plane];
-            with_chunk!(&placement, indices, window, |chunk| chunk
-                .gather_winners(grad, dx, unique))
+            with_chunk!(&placement, indices, window, |chunk| chunk.gather_winners(
+                grad,
+                dx,
+                look_for_duplicates
+            ))
         })
     })
 }
@@ -68,16 +70,16 @@ impl<I: IndexValue, P: Fn(usize) -> usize> ChunkIndices<'_, I, P> {
     /// element's gradient from `grad` in order and notes whether a position was reached twice;
     /// only then does a backward pass zero the elements whose write was overwritten (walking
     /// backwards, the first to reach a position is the one whose write survived). Without
-    /// duplicates, the usual case, the second pass never runs; where every target is known to be
-    /// `unique`, nothing looks for them.
+    /// duplicates, the usual case, the second pass never runs; without `look_for_duplicates`
+    /// (every target known to be unique), nothing looks for them.
     #[inline(always)]
     fn gather_winners<E: Value>(
         &self,
         grad: &[E],
         dx: &mut [MaybeUninit<E>],
-        unique: bool,
+        look_for_duplicates: bool,
     ) -> Result<(), BadIndex> {
-        if unique {
+        if !look_for_duplicates {
             for (element, (d, &index)) in dx.iter_mut().zip(self.indices).enumerate() {
                 d.write(match self.land(index) {
                     Landing::At(target) => grad[target],
