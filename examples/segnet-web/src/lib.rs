@@ -5,8 +5,8 @@
 //! What runs is the same on every target: [`Segmenter`] loads the run and makes its scenes,
 //! [`Segmenter::logits`] runs the network on a scene or on any image (a canvas's pixels through
 //! [`rgb`]), [`Prediction`] reads the class scores. The page's bindings ([`web`], called only in
-//! the WebAssembly module) read the scores back asynchronously, as a browser requires; the `segment` binary does the same
-//! natively, for the page's check against the native model.
+//! the WebAssembly module) read the scores back asynchronously, as a browser requires; the
+//! `segment` binary does the same natively, for the page's check against the native model.
 //!
 //! ```
 //! use burn::module::Module;
