@@ -1,7 +1,7 @@
 // The page: loads the WebAssembly module and the trained network, segments held-out scenes, or
 // an image the user picks or drops, on the chosen device and draws them. `window.segnetState`
 // holds what the last frame gave (read by check.py); `window.segnetShow(scene)` segments one
-// scene and resolves when it is drawn; `window.segnetIdle()` resolves when the queued work is done.
+// scene (a number, or text as the scene box takes it) and resolves when it is drawn; `window.segnetIdle()` resolves when the queued work is done.
 // The module's glue is imported inside main(), so that a missing pkg/ is said on the page.
 let wasm = null;          // the glue: init, Page, class_names, class_colours_css
 
@@ -13,6 +13,7 @@ window.segnetState = state;
 let page = null;          // the network on the current device
 let loaded = null;        // the run's files: { config, weights }
 const frameTimes = {};    // device -> milliseconds of each frame, in order
+let shownScene = null;    // the held-out scene last drawn (not a user's image)
 
 function say(text, kind = 'info') {
   state.notice = text;
@@ -85,40 +86,40 @@ function present(frame, ms, source) {
   });
 }
 
-async function show(scene) {
+// The scene a box's or an address's text names, through the module's one reading of it; where
+// it names none, the box goes back to the scene shown and the module's message is raised.
+async function show(text) {
+  let scene;
+  try {
+    scene = page.scene_number(String(text));
+  } catch (error) {
+    $('scene').value = shownScene ?? '';
+    throw error;
+  }
+  $('scene').value = scene;
   const started = performance.now();
   const frame = await page.segment(scene);
   present(frame, performance.now() - started, { scene });
+  shownScene = scene;
 }
 
-// An image of the user's: scaled to the size the network was trained at, cropped at the centre
-// to its shape (an image of that size is taken pixel for pixel), then segmented.
+// An image of the user's: the file's bytes go to the module, which decodes them by the same rule
+// as the native `segment --image` (alpha dropped, the colours kept; 16-bit rounded), scales them
+// to the size the network was trained at (an image of that size is taken pixel for pixel) and
+// segments it. The browser's canvas would premultiply alpha and lose the colours.
 async function showImage(file) {
   if (!page) throw new Error('the network is not loaded: there is nothing to segment with');
   if (!file.type.startsWith('image/')) {
     throw new Error(`${file.name} is not an image (${file.type || 'a file of no known type'})`);
   }
-  let bitmap;
-  try {
-    // The file's own pixels: no colour-space conversion, no premultiplied alpha.
-    bitmap = await createImageBitmap(file, { premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
-  } catch (error) {
-    throw new Error(`${file.name} could not be read as an image (${error.message ?? error})`);
-  }
-  const [width, height] = [page.width, page.height];
-  const scale = Math.max(width / bitmap.width, height / bitmap.height);
-  const [cropWidth, cropHeight] = [width / scale, height / scale];
-  const canvas = document.createElement('canvas');
-  canvas.width = width;
-  canvas.height = height;
-  const context = canvas.getContext('2d', { willReadFrequently: true });
-  context.imageSmoothingQuality = 'high';   // a large photograph scaled down without aliasing
-  context.drawImage(bitmap, (bitmap.width - cropWidth) / 2, (bitmap.height - cropHeight) / 2,
-                    cropWidth, cropHeight, 0, 0, width, height);
-  bitmap.close();
-  const rgba = new Uint8Array(context.getImageData(0, 0, width, height).data.buffer);
+  const bytes = new Uint8Array(await file.arrayBuffer());
   const started = performance.now();
-  const frame = await page.segment_image(rgba, width, height);
+  let frame;
+  try {
+    frame = await page.segment_file(bytes);
+  } catch (error) {
+    throw new Error(`${file.name}: ${error.message ?? error}`);
+  }
   present(frame, performance.now() - started, { image: file.name });
 }
 
@@ -162,11 +163,9 @@ async function main() {
     return;
   }
   // The controls first: what they ask for waits in the queue behind the first frame.
-  $('next').onclick = () => enqueue(async () => {
-    $('scene').value = Number($('scene').value) + 1;
-    await show(Number($('scene').value));
-  });
-  $('scene').onchange = () => enqueue(() => show(Number($('scene').value)));
+  // After the last held-out scene, the first: the box shows which.
+  $('next').onclick = () => enqueue(() => show(((shownScene ?? -1) + 1) % page.held_out));
+  $('scene').onchange = () => enqueue(() => show($('scene').value));
   $('file').onchange = () => {
     const file = $('file').files[0];
     if (file) enqueue(() => showImage(file));
@@ -190,7 +189,7 @@ async function main() {
   for (const radio of document.querySelectorAll('input[name=device]')) {
     radio.onchange = () => enqueue(async () => {
       await useDevice(radio.value);
-      await show(Number($('scene').value));
+      await show(shownScene ?? 0);
     });
   }
 
@@ -223,8 +222,15 @@ async function main() {
     if (!hasWebGpu) document.querySelector('input[value=webgpu]').disabled = true;
     await useDevice(device);
     if (!hasWebGpu) say('This browser has no WebGPU: the network runs on the CPU.');
-    $('scene').value = params.get('scene') ?? '0';
-    await show(Number($('scene').value));
+    $('scene').max = page.held_out - 1;
+    const asked = params.get('scene') ?? '0';
+    try {
+      await show(asked);
+    } catch (error) {
+      await show(0);
+      say(`The address asks for a scene the page cannot show (${error.message ?? error}): ` +
+          'showing scene 0.', 'error');
+    }
   });
 }
 

@@ -3,8 +3,9 @@
 //! image the user gives, on the browser's WebGPU or on the CPU (Flex).
 //!
 //! What runs is the same on every target: [`Segmenter`] loads the run and makes its scenes,
-//! [`Segmenter::logits`] runs the network on a scene or on any image (a canvas's pixels through
-//! [`rgb`]), [`Prediction`] reads the class scores. The page's bindings ([`web`], called only in
+//! [`Segmenter::image`] reads an image file's bytes by one rule (the page and the `segment`
+//! binary both call it), [`Segmenter::logits`] runs the network on a scene or an image,
+//! [`Prediction`] reads the class scores. The page's bindings ([`web`], called only in
 //! the WebAssembly module) read the scores back asynchronously, as a browser requires; the
 //! `segment` binary does the same natively, for the page's check against the native model.
 //!
@@ -18,10 +19,11 @@
 //! let device = Device::flex();
 //! let model = SegNetConfig::new(5).with_width(4);
 //! let weights = model.init(&device).into_record().into_bytes()?;
-//! let config = serde_json::json!({"model": model, "data": {"image_size": 32, "seed": 7}});
+//! let data = serde_json::json!({"image_size": 32, "scenes": [16, 4, 10], "seed": 7});
+//! let config = serde_json::json!({"model": model, "data": data});
 //!
 //! let segmenter = Segmenter::load(&config.to_string(), weights.to_vec(), &device)?;
-//! let scene = segmenter.scene(0);
+//! let scene = segmenter.scene(segmenter.scene_number("3")?)?;
 //! let scores = segmenter.logits(&scene.image).into_data().try_to_vec::<f32>()?;
 //! let prediction = Prediction::new(&scores, segmenter.num_classes(), &scene.labels);
 //! assert_eq!(prediction.classes.len(), 32 * 32);
@@ -38,9 +40,11 @@ use segnet::data::{
 use segnet::model::{SegNet, SegNetConfig};
 use serde::Deserialize;
 
+mod image_file;
 mod prediction;
 pub mod web;
 
+pub use image_file::decode;
 pub use prediction::Prediction;
 
 /// The parts of a training run's `config.json` (`segnet::experiment::ExperimentConfig`) the page
@@ -57,6 +61,8 @@ struct SceneConfig {
     image_size: usize,
     #[serde(default)]
     image_width: Option<usize>,
+    /// Scenes per split: train, validation, held-out test.
+    scenes: [usize; 3],
     seed: u64,
 }
 
@@ -65,6 +71,7 @@ pub struct Segmenter {
     net: SegNet,
     config: SegNetConfig,
     scenes: SyntheticScenes,
+    held_out: usize,
     device: Device,
 }
 
@@ -96,14 +103,84 @@ impl Segmenter {
         Ok(Self {
             net,
             config: run.model,
-            scenes: SyntheticScenes::with_size(Split::Test, usize::MAX, size, run.data.seed),
+            scenes: SyntheticScenes::with_size(
+                Split::Test,
+                run.data.scenes[2],
+                size,
+                run.data.seed,
+            ),
+            held_out: run.data.scenes[2],
             device: device.clone(),
         })
     }
 
     /// Held-out scene `index` of the run (its test split: scenes it did not train on).
-    pub fn scene(&self, index: usize) -> SegmentationItem {
-        self.scenes.scene(index)
+    ///
+    /// # Errors
+    /// Where the run's test split has no scene `index`.
+    pub fn scene(&self, index: usize) -> Result<SegmentationItem, String> {
+        if index >= self.held_out {
+            return Err(format!(
+                "there is no held-out scene {index}: {}",
+                self.numbered()
+            ));
+        }
+        Ok(self.scenes.scene(index))
+    }
+
+    /// Scenes in the run's held-out test split, numbered from 0.
+    pub fn held_out(&self) -> usize {
+        self.held_out
+    }
+
+    /// The held-out scene a user's text names (a scene box, an address's `?scene=`): digits, with
+    /// spaces around them, of a scene the split has.
+    ///
+    /// # Errors
+    /// Where `text` is not a whole number of digits, or names no held-out scene.
+    pub fn scene_number(&self, text: &str) -> Result<usize, String> {
+        let digits = text.trim();
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "{text:?} is not a scene number: {}",
+                self.numbered()
+            ));
+        }
+        match digits.parse::<usize>() {
+            Ok(index) if index < self.held_out => Ok(index),
+            _ => Err(format!(
+                "there is no held-out scene {digits}: {}",
+                self.numbered()
+            )),
+        }
+    }
+
+    fn numbered(&self) -> String {
+        match self.held_out {
+            0 => "the run has no held-out scenes".to_string(),
+            n => format!("the run's {n} held-out scenes are numbered 0 to {}", n - 1),
+        }
+    }
+
+    /// An image file's bytes (PNG or JPEG) as the network reads them, by one rule on every
+    /// target: [`decode`]d, then scaled to the scenes' size (bilinear, scaled to fill and
+    /// cropped at the centre), except where it already is that size (then pixel for pixel).
+    ///
+    /// # Errors
+    /// Where the bytes are not an image of those formats.
+    pub fn image(&self, bytes: &[u8]) -> Result<RgbImage, String> {
+        let image = decode(bytes)?;
+        let [height, width] = self.size();
+        if image.dimensions() == (width as u32, height as u32) {
+            return Ok(image);
+        }
+        Ok(image::DynamicImage::ImageRgb8(image)
+            .resize_to_fill(
+                width as u32,
+                height as u32,
+                image::imageops::FilterType::Triangle,
+            )
+            .into_rgb8())
     }
 
     /// `[height, width]` of the scenes the network was trained on: the size an image of a user's
@@ -145,31 +222,6 @@ pub fn rgba(image: &RgbImage) -> Vec<u8> {
         .collect()
 }
 
-/// An RGBA image (a canvas's pixels) as RGB, its alpha dropped.
-///
-/// # Errors
-/// Where `rgba` is not `width * height` pixels of four bytes, or the image has no pixel.
-pub fn rgb(rgba: Vec<u8>, width: u32, height: u32) -> Result<RgbImage, String> {
-    let pixels = width as usize * height as usize;
-    if pixels == 0 {
-        return Err(format!(
-            "an image of {width} x {height} pixels has no pixel to segment"
-        ));
-    }
-    if rgba.len() != 4 * pixels {
-        return Err(format!(
-            "an image of {width} x {height} pixels takes {} RGBA bytes, not {}",
-            4 * pixels,
-            rgba.len()
-        ));
-    }
-    let rgb = rgba
-        .chunks_exact(4)
-        .flat_map(|p| [p[0], p[1], p[2]])
-        .collect();
-    Ok(RgbImage::from_raw(width, height, rgb).expect("3 bytes a pixel"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,7 +234,8 @@ mod tests {
 
     fn config(width: usize, classes: usize) -> String {
         let model = SegNetConfig::new(classes).with_width(width);
-        serde_json::json!({"model": model, "data": {"image_size": 32, "seed": 7}}).to_string()
+        let data = serde_json::json!({"image_size": 32, "scenes": [16, 4, 10], "seed": 7});
+        serde_json::json!({"model": model, "data": data}).to_string()
     }
 
     #[test]
@@ -205,19 +258,11 @@ mod tests {
     }
 
     #[test]
-    fn rgba_and_rgb_are_each_others_inverse_but_for_alpha() {
+    fn rgba_is_the_image_opaque() {
         let image = RgbImage::from_fn(3, 2, |x, y| image::Rgb([x as u8, y as u8, 200]));
-        let rgba = rgba(&image);
-        assert_eq!(&rgba[..8], [0, 0, 200, 255, 1, 0, 200, 255]);
-        assert_eq!(rgb(rgba, 3, 2).unwrap(), image);
-        let error = rgb(vec![0; 20], 3, 2).unwrap_err();
         assert_eq!(
-            error,
-            "an image of 3 x 2 pixels takes 24 RGBA bytes, not 20"
-        );
-        assert_eq!(
-            rgb(Vec::new(), 0, 5).unwrap_err(),
-            "an image of 0 x 5 pixels has no pixel to segment"
+            &rgba(&image)[..12],
+            [0, 0, 200, 255, 1, 0, 200, 255, 2, 0, 200, 255]
         );
     }
 
@@ -225,8 +270,69 @@ mod tests {
     fn the_scenes_are_the_runs_held_out_scenes() {
         let segmenter = Segmenter::load(&config(4, 5), weights(4, 5), &Device::flex()).unwrap();
         let run = SyntheticScenes::new(Split::Test, 10, 32, 7).scene(3);
-        assert_eq!(segmenter.scene(3).image, run.image);
-        assert_eq!(segmenter.scene(3).labels, run.labels);
+        assert_eq!(segmenter.scene(3).unwrap().image, run.image);
+        assert_eq!(segmenter.scene(3).unwrap().labels, run.labels);
         assert_eq!(segmenter.size(), [32, 32]);
+        assert_eq!(segmenter.held_out(), 10);
+    }
+
+    /// The run's config says 10 held-out scenes: 0 to 9 are scenes, nothing else is.
+    #[test]
+    fn scene_numbers_are_the_held_out_splits() {
+        let segmenter = Segmenter::load(&config(4, 5), weights(4, 5), &Device::flex()).unwrap();
+        assert_eq!(segmenter.scene_number("0"), Ok(0));
+        assert_eq!(segmenter.scene_number(" 9 "), Ok(9));
+        assert_eq!(segmenter.scene_number("007"), Ok(7));
+        let numbered = "the run's 10 held-out scenes are numbered 0 to 9";
+        for (text, problem) in [
+            ("10", "there is no held-out scene 10"),
+            ("99999999999", "there is no held-out scene 99999999999"),
+            (
+                "184467440737095516160",
+                "there is no held-out scene 184467440737095516160",
+            ),
+            ("-1", "\"-1\" is not a scene number"),
+            ("1.5", "\"1.5\" is not a scene number"),
+            ("1e3", "\"1e3\" is not a scene number"),
+            ("", "\"\" is not a scene number"),
+            ("+2", "\"+2\" is not a scene number"),
+        ] {
+            assert_eq!(
+                segmenter.scene_number(text),
+                Err(format!("{problem}: {numbered}")),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            segmenter.scene(10).err().unwrap(),
+            format!("there is no held-out scene 10: {numbered}")
+        );
+    }
+
+    /// An image of the scenes' size is taken pixel for pixel; another is scaled to fill them and
+    /// cropped at the centre: a 128 x 64 image, red but for its columns 24 to 103, which are
+    /// blue, halves to 64 x 32, of which the middle 32 columns (the image's 32 to 95) are kept:
+    /// all blue (a crop at the left would keep red).
+    #[test]
+    fn images_are_fitted_to_the_scenes_size() {
+        let segmenter = Segmenter::load(&config(4, 5), weights(4, 5), &Device::flex()).unwrap();
+        let png = |image: &RgbImage| {
+            let mut bytes = std::io::Cursor::new(Vec::new());
+            image.write_to(&mut bytes, image::ImageFormat::Png).unwrap();
+            bytes.into_inner()
+        };
+        let scene = segmenter.scene(1).unwrap().image;
+        assert_eq!(segmenter.image(&png(&scene)).unwrap(), scene);
+
+        let wide = RgbImage::from_fn(128, 64, |x, _| {
+            if (24..104).contains(&x) {
+                image::Rgb([0, 0, 255])
+            } else {
+                image::Rgb([255, 0, 0])
+            }
+        });
+        let fitted = segmenter.image(&png(&wide)).unwrap();
+        assert_eq!(fitted.dimensions(), (32, 32));
+        assert!(fitted.pixels().all(|p| p.0 == [0, 0, 255]), "{fitted:?}");
     }
 }

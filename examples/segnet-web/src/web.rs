@@ -11,7 +11,7 @@ use image::{GrayImage, RgbImage};
 use segnet::data::SYNTHETIC_CLASSES;
 use wasm_bindgen::prelude::*;
 
-use crate::{Prediction, Segmenter, class_colours, rgb, rgba};
+use crate::{Prediction, Segmenter, class_colours, rgba};
 
 thread_local! {
     /// The browser's WebGPU device, once brought up: Burn initialises a runtime once per page.
@@ -82,9 +82,28 @@ impl Page {
         self.segmenter.size()[1] as u32
     }
 
+    /// Scenes in the run's held-out split: the page's scene numbers are 0 to one less.
+    #[wasm_bindgen(getter)]
+    pub fn held_out(&self) -> u32 {
+        u32::try_from(self.segmenter.held_out()).unwrap_or(u32::MAX)
+    }
+
+    /// The held-out scene a scene box's or an address's text names; an error saying what the
+    /// scene numbers are where it names none.
+    pub fn scene_number(&self, text: &str) -> Result<u32, JsError> {
+        let index = self
+            .segmenter
+            .scene_number(text)
+            .map_err(|e| JsError::new(&e))?;
+        u32::try_from(index).map_err(|_| JsError::new(&format!("scene {index} is past 2^32")))
+    }
+
     /// Held-out scene `index`, segmented.
     pub async fn segment(&self, index: u32) -> Result<Frame, JsError> {
-        let scene = self.segmenter.scene(index as usize);
+        let scene = self
+            .segmenter
+            .scene(index as usize)
+            .map_err(|e| JsError::new(&e))?;
         let scores = self.scores(&scene.image).await?;
         let prediction = Prediction::new(&scores, self.segmenter.num_classes(), &scene.labels);
         Ok(Frame::new(
@@ -95,15 +114,11 @@ impl Page {
         ))
     }
 
-    /// An image of the user's (a canvas's RGBA pixels, `width x height`), segmented; it has no
-    /// true classes, so no pixel accuracy.
-    pub async fn segment_image(
-        &self,
-        rgba: Vec<u8>,
-        width: u32,
-        height: u32,
-    ) -> Result<Frame, JsError> {
-        let image = rgb(rgba, width, height).map_err(|e| JsError::new(&e))?;
+    /// A user's image file (its bytes: PNG or JPEG), read by [`Segmenter::image`] and segmented;
+    /// it has no true classes, so no pixel accuracy.
+    pub async fn segment_file(&self, bytes: Vec<u8>) -> Result<Frame, JsError> {
+        let image = self.segmenter.image(&bytes).map_err(|e| JsError::new(&e))?;
+        let (width, height) = image.dimensions();
         let scores = self.scores(&image).await?;
         let prediction =
             Prediction::unlabelled(&scores, self.segmenter.num_classes(), width, height);

@@ -109,3 +109,61 @@ fn an_image_and_a_scene_are_refused_together() {
         );
     }
 }
+
+/// The run's held-out split has 320 scenes (its config.json): scene 320 is refused, named.
+#[test]
+fn a_scene_past_the_held_out_split_is_refused() {
+    let output = segment(&["--scene", "320"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "there is no held-out scene 320: the run's 320 held-out scenes are numbered 0 to 319"
+        ),
+        "{stderr}"
+    );
+    assert!(segment(&["--scene", "319"]).status.success());
+}
+
+/// A file that is not an image is refused with its name and what is read.
+#[test]
+fn a_file_that_is_not_an_image_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.png");
+    std::fs::write(&notes, "not a picture").unwrap();
+    let output = segment(&["--image", notes.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{}: not a PNG or JPEG image", notes.display())),
+        "{stderr}"
+    );
+}
+
+/// A scene saved as JPEG reads back (lossy, so near the scene's scores: the classes of most pixels
+/// the same) and segments at the scene's size.
+#[test]
+fn a_scene_saved_as_jpeg_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let jpeg = dir.path().join("scene.jpg");
+    let jpeg = jpeg.to_str().unwrap();
+    let scene = segmented(&["--scene", "4", "--save-scene", jpeg]);
+    assert_eq!(
+        &std::fs::read(jpeg).unwrap()[..2],
+        [0xFF, 0xD8],
+        "a JPEG file"
+    );
+    let image = segmented(&["--image", jpeg]);
+    assert_eq!((image.width, image.height), (scene.width, scene.height));
+    let same = image
+        .classes
+        .iter()
+        .zip(&scene.classes)
+        .filter(|(a, b)| a == b)
+        .count();
+    assert!(
+        same * 10 >= scene.classes.len() * 9,
+        "{same} of {} pixels",
+        scene.classes.len()
+    );
+}

@@ -20,10 +20,12 @@ struct Cli {
     /// Held-out scene to segment.
     #[arg(long, default_value_t = 0, conflicts_with = "image")]
     scene: usize,
-    /// Also write the scene's image to this file (PNG), as a user would give it to the page.
+    /// Also write the scene's image to this file (PNG or JPEG, by its extension), as a user would
+    /// give it to the page.
     #[arg(long, value_name = "PATH", conflicts_with = "image")]
     save_scene: Option<PathBuf>,
-    /// Segment this image (PNG) at its own size instead of a scene; it has no true classes, so
+    /// Segment this image (PNG or JPEG) instead of a scene, read as the page reads it (alpha
+    /// dropped, scaled to the scenes' size unless it is that size); it has no true classes, so
     /// `pixel_accuracy` is null.
     #[arg(long, value_name = "PATH")]
     image: Option<PathBuf>,
@@ -52,12 +54,15 @@ fn run(cli: &Cli) -> Result<String, String> {
     let segmenter = Segmenter::load(&config, read("model.bpk")?, &Device::flex())?;
     let (image, labels) = match &cli.image {
         Some(path) => {
-            let image = image::open(path)
+            let bytes = std::fs::read(path)
                 .map_err(|e| format!("cannot read the image {}: {e}", path.display()))?;
-            (image.into_rgb8(), None)
+            let image = segmenter
+                .image(&bytes)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            (image, None)
         }
         None => {
-            let scene = segmenter.scene(cli.scene);
+            let scene = segmenter.scene(cli.scene)?;
             if let Some(path) = &cli.save_scene {
                 scene
                     .image
