@@ -6,9 +6,9 @@ in burn-cubecl) and tunes no matmul or reduction: a GPU build no user with Burn'
 runs. For every feature of every workspace package (and each package's defaults), `cargo tree`
 says whether the build has burn-cubecl (a GPU backend) and, if so, with which features; a GPU build
 must show `burn-cubecl feature "autotune"`. Dev-dependencies count: they are what the package's
-tests and benches are built with. The only GPU builds allowed without it are the comparison builds
-named in UNTUNED, which the GPU tables build on purpose; those must lack it (else their rows would
-not measure an untuned build).
+tests and benches are built with. The only GPU builds allowed without it are those named in
+UNTUNED: the comparison builds the GPU tables make on purpose, which must lack it (else their rows
+would not measure an untuned build), and a build of the kernels with no runtime.
 
     .ci/gpu-builds-tuned.py                                  # every package and feature
     .ci/gpu-builds-tuned.py --check PACKAGE FEATURES         # one build; exit 1 unless tuned
@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 UNTUNED = {
     ("segnet", "wgpu-device"): "the GPU tables' untuned comparison (WGSL)",
     ("segnet", "vulkan-device"): "the GPU tables' untuned comparison (SPIR-V)",
+    # The kernels compiled with no runtime: no GPU device exists in it (a user's own `burn` line
+    # brings the runtime, and Burn's default autotune with it).
+    ("burn-unpool", "cube"): "the CubeCL kernels without a runtime (no GPU device)",
 }
 
 

@@ -1,4 +1,4 @@
-//! Index read-backs inside an imported forward (feature `diagnostics`): none where the importer
+//! Index read-backs inside an imported forward (feature `__diagnostics`): none where the importer
 //! traced a `MaxUnpool`'s indices to the model's own pool, one per `MaxUnpool` where the model
 //! computes them otherwise. Its own test binary: the counters are per process, and no other test
 //! may run beside it.

@@ -18,11 +18,12 @@
 
 mod support;
 
+use burn::backend::Dispatch;
 use burn::tensor::module;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
-use burn_unpool::{bench_support, max_pool_with_indices};
+use burn_unpool::{PoolPlan, max_pool_with_indices, portable};
 use support::{Args, Mode};
 
 /// The command line (`-- --help`), with this bench's defaults.
@@ -158,8 +159,12 @@ fn burn2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
     module::max_pool2d_with_indices(x, w.options::<2>()).0
 }
 
+/// The composition devices without kernels run (the backend trait's default body).
 fn composed<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R> {
-    bench_support::composed_max_pool(x, &w.options::<D>()).0
+    let dtype = DType::from(x.device().settings().int_dtype);
+    let plan = PoolPlan::new(&x.dims(), &w.options::<D>(), dtype).expect("a valid pool");
+    let (values, _) = portable::max_pool_with_indices::<Dispatch>(x.into_dispatch(), plan);
+    Tensor::from_dispatch(values)
 }
 
 /// The pool's share of a training step: the pooled values reduced to a loss with `sum()`,
@@ -247,7 +252,7 @@ fn time_pools<const R: usize>(
 
 fn main() {
     // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
-    burn_unpool::bin_support::exit_on_panic();
+    burn_unpool_tools::exit_on_panic();
     let args = args();
     if !args.json {
         let on = if args.gpu {

@@ -1,5 +1,5 @@
-//! Medians of forward and backward at the SegNet shapes, beside the naive composition, a zero-fill,
-//! a plain copy of the same bytes and the kernels alone on host slices, printed as a table (or
+//! Medians of forward and backward at the SegNet shapes, beside the naive composition, a zero-fill
+//! and a plain copy of the same bytes, printed as a table (or
 //! JSON lines with `--json`, read by `compare_peers.py`, which times ONNX Runtime and PyTorch in
 //! the same run).
 //!
@@ -24,7 +24,7 @@ mod support;
 use std::time::Instant;
 
 use burn::tensor::{DType, Device, Tensor};
-use burn_unpool::{UnpoolPlan, bench_support, max_unpool_backward, max_unpool2d};
+use burn_unpool::{max_unpool_backward, max_unpool2d};
 use support::{
     Args, Mode, Workload, median, median_ms, naive_unpool, overlapping, pooled, tensors, workloads,
 };
@@ -71,7 +71,7 @@ fn report(args: &Args, workload: &Workload, row: Row<'_>) {
 
 fn main() {
     // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
-    burn_unpool::bin_support::exit_on_panic();
+    burn_unpool_tools::exit_on_panic();
     let args = args();
     if !args.json {
         let on = if args.gpu {
@@ -139,16 +139,7 @@ fn run_workload(args: &Args, workload: &Workload) {
         time_device(args, workload, backend, &device, dtype);
     }
 
-    // Where the forward's time goes: the kernel into a reused, zero-filled buffer (what ONNX
-    // Runtime does), the zero-fill alone, and a plain copy of the bytes the op moves.
-    let options = workload.options();
-    let plan =
-        UnpoolPlan::new(&workload.input, &workload.input, &options).expect("a valid workload");
-    let x = support::values(workload.input_len());
-    let indices: Vec<i32> = support::indices(workload)
-        .into_iter()
-        .map(|i| i as i32)
-        .collect();
+    // Beside the op, the zero-fill of its output and a plain copy of the bytes it moves.
     let mut out = vec![0.0f32; workload.output_len()];
     let memory = |what, ms| Row {
         what,
@@ -157,13 +148,6 @@ fn run_workload(args: &Args, workload: &Workload) {
         mode: Mode::Latency,
         ms,
     };
-    if args.wants_op("forward_reused_buffer") {
-        let ms = median_ms(2, runs, || {
-            out.fill(0.0);
-            bench_support::unpool_forward_into(&x, &indices, &plan, &mut out);
-        });
-        report(args, workload, memory("forward_reused_buffer", ms));
-    }
     if args.wants_op("zero_fill_output") {
         let ms = median_ms(2, runs, || out.fill(0.0));
         report(args, workload, memory("zero_fill_output", ms));
@@ -173,24 +157,6 @@ fn run_workload(args: &Args, workload: &Workload) {
         let mut target = vec![0u8; workload.bytes(4)];
         let ms = median_ms(2, runs, || target.copy_from_slice(&source));
         report(args, workload, memory("copy_same_bytes", ms));
-    }
-
-    // Where the backward's time goes: its kernel alone into a fresh buffer, as Burn's call gets
-    // one, looking for duplicate indices as raw indices do, and without the look, as the pool's
-    // own indices where its windows cannot overlap (only there: elsewhere these indices may
-    // repeat, and the look is the derivative).
-    let (kernel, stride, _) = workload.pool;
-    let kernels = [("backward_kernel", true), ("backward_kernel_unique", false)];
-    let wanted = kernels
-        .into_iter()
-        .filter(|&(what, look)| (look || kernel <= stride) && args.wants_op(what));
-    let mut grad = None;
-    for (what, look) in wanted {
-        let grad = grad.get_or_insert_with(|| support::values(workload.output_len()));
-        let ms = median_ms(2, runs, || {
-            bench_support::unpool_backward(grad, &indices, &plan, look)
-        });
-        report(args, workload, memory(what, ms));
     }
 }
 

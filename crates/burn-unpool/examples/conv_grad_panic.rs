@@ -49,7 +49,7 @@ struct Args {
 fn main() {
     let args = Args::parse();
     if args.exit_on_panic {
-        burn_unpool::bin_support::exit_on_panic();
+        burn_unpool_tools::exit_on_panic();
     }
     let (h, w) = args.size.split_once('x').expect("--size HEIGHTxWIDTH");
     let (h, w): (usize, usize) = (h.parse().expect("a height"), w.parse().expect("a width"));

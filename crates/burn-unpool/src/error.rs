@@ -1,16 +1,10 @@
-//! The crate's one error type: what was wrong with an unpooling, with the values involved.
-
-use core::fmt;
+//! The crate's one error type: what was wrong with a pool's or an unpooling's arguments.
 
 use burn::tensor::DType;
 
 use crate::IndexLayout;
 
-/// Why an unpooling was refused. Its `Display` names the problem and the values involved.
-///
-/// The tensor functions panic with this message (Burn's style); [`UnpoolPlan::new`] returns it,
-/// so arguments can be validated without a panic, e.g. for a model read from a file.
-///
+/// Why a pool or an unpooling was refused: the tensor functions panic with it, the plans return it.
 /// ```
 /// use burn_unpool::{MaxUnpoolOptions, UnpoolError, UnpoolPlan};
 ///
@@ -21,8 +15,6 @@ use crate::IndexLayout;
 ///     "max_unpool: x and indices must have the same shape, got x [1, 1, 4] and indices [1, 1, 5]"
 /// );
 /// ```
-///
-/// [`UnpoolPlan::new`]: crate::UnpoolPlan::new
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UnpoolError {
@@ -90,8 +82,7 @@ pub enum UnpoolError {
         /// The shape.
         shape: Vec<usize>,
     },
-    /// An output larger than one buffer can be: over `isize::MAX` bytes, or over what the device
-    /// allocates in one buffer.
+    /// An output over `isize::MAX` bytes or over what the device allocates in one buffer.
     #[error(
         "max_unpool: an output of shape {shape:?} and dtype {dtype:?} needs {bytes} bytes, \
          more than the {limit} bytes one buffer may hold on device {device}"
@@ -204,8 +195,7 @@ pub enum UnpoolError {
         /// The largest valid index.
         max_index: usize,
     },
-    /// Indices of one of this crate's pools (per plane, sized for the pool's input), with
-    /// options that ask for another layout or output size.
+    /// Indices of this crate's pools, with options that ask for another layout or output size.
     #[error(
         "max_unpool: the indices come from a pool of input size {input_size:?} and address \
          it per plane, but the options ask for {asked}"
@@ -216,8 +206,7 @@ pub enum UnpoolError {
         /// The pool's input size.
         input_size: Vec<usize>,
     },
-    /// Raw indices of a pool with `ceil_mode` and no output size: the pool's input size does not
-    /// follow from its output size.
+    /// Raw indices of a `ceil_mode` pool and no output size, which then does not follow from `x`.
     #[error(
         "max_unpool: the pool had ceil_mode, so its input size does not follow from its \
          output size {pooled:?}; pass the pool's input size (with_output_size, or a layer's \
@@ -227,8 +216,7 @@ pub enum UnpoolError {
         /// The spatial size of `x`, the pool's output.
         pooled: Vec<usize>,
     },
-    /// Indices of one of this crate's pools, with options whose kernel size, stride, padding,
-    /// dilation or `ceil_mode` differ from the pool's.
+    /// Indices of this crate's pools, with options whose geometry differs from the pool's.
     #[error(
         "max_unpool: the indices come from a pool whose geometry the options contradict: \
          {differences}; unpool with the pool's own options \
@@ -276,9 +264,111 @@ pub enum UnpoolError {
         /// The output shape.
         output: Vec<usize>,
     },
+    /// `x` of a pool is not `[N, C, spatial..]`.
+    #[error("max_pool: x must be [N, C, spatial..], got shape {shape:?}")]
+    PoolRank {
+        /// The shape given.
+        shape: Vec<usize>,
+    },
+    /// A pool parameter without one entry per spatial axis.
+    #[error("max_pool: {name} must have one entry per spatial axis ({dims}), got {values:?}")]
+    PoolParameterLength {
+        /// The parameter.
+        name: &'static str,
+        /// The values given.
+        values: Vec<usize>,
+        /// The number of spatial axes.
+        dims: usize,
+    },
+    /// A pool's kernel size, stride or dilation of zero.
+    #[error("max_pool: {name} must be non-zero, got {values:?}")]
+    PoolZeroParameter {
+        /// `kernel_size`, `stride` or `dilation`.
+        name: &'static str,
+        /// The values given.
+        values: Vec<usize>,
+    },
+    /// A pool window that does not fit the padded input: no output on this axis.
+    #[error(
+        "max_pool: the window (kernel {kernel}, dilation {dilation}) does not fit axis \
+         {axis} of size {input} with padding {padding:?}: no output"
+    )]
+    PoolNoOutput {
+        /// The spatial axis (0-based).
+        axis: usize,
+        /// Its input size.
+        input: usize,
+        /// Its kernel size.
+        kernel: usize,
+        /// Its padding.
+        padding: (usize, usize),
+        /// Its dilation.
+        dilation: usize,
+    },
+    /// A pool window that reads padding only: its maximum would be no element of the input.
+    #[error(
+        "max_pool: window {cell} of axis {axis} (size {input}, padding {padding:?}) lies \
+         entirely in the padding; the padding must leave every window an input element"
+    )]
+    WindowInPadding {
+        /// The spatial axis (0-based).
+        axis: usize,
+        /// The window.
+        cell: usize,
+        /// The axis' input size.
+        input: usize,
+        /// Its padding.
+        padding: (usize, usize),
+    },
+    /// Pool values of a dtype the device cannot compute with.
+    #[error(
+        "max_pool: values of dtype {dtype:?} cannot be pooled on {device}, which cannot \
+         compute with them"
+    )]
+    PoolValueDType {
+        /// The dtype given.
+        dtype: DType,
+        /// The device, as Burn prints it.
+        device: String,
+    },
+    /// No index dtype the device has holds every position of a pool's plane.
+    #[error(
+        "max_pool: no index dtype on {device} holds the {plane_len} positions of a plane: \
+         its default int dtype {default:?} is narrower than 32 bits or too small, and it \
+         has no I64; configure the device with a wider default int dtype"
+    )]
+    PoolIndexDType {
+        /// The device's default int dtype.
+        default: DType,
+        /// The positions of a plane.
+        plane_len: usize,
+        /// The device, as Burn prints it.
+        device: String,
+    },
+    /// A pool plan asked for indices of a dtype that cannot hold its positions.
+    #[error(
+        "max_pool: indices of dtype {dtype:?} cannot hold the {positions} positions they \
+         address; use I32, I64, U32 or U64 indices wide enough"
+    )]
+    PoolIndexDTypeTooNarrow {
+        /// The dtype asked for.
+        dtype: DType,
+        /// The positions the indices address.
+        positions: u64,
+    },
+    /// More pool window positions than memory can list.
+    #[error(
+        "max_pool: {output:?} windows of kernel {kernel:?} hold more positions than memory \
+         can list"
+    )]
+    TooManyWindows {
+        /// The pooled spatial shape.
+        output: Vec<usize>,
+        /// The kernel size.
+        kernel: Vec<usize>,
+    },
 }
 
-/// How an index layout's range is named in a message.
 fn scope_of(layout: IndexLayout) -> &'static str {
     match layout {
         IndexLayout::PerPlane => "per-plane",
@@ -301,15 +391,21 @@ pub struct PoolAxis {
     pub dilation: usize,
 }
 
-/// Unwraps a check, panicking with its message: the tensor functions' error style.
-#[track_caller]
-pub(crate) fn or_panic<T>(result: Result<T, UnpoolError>) -> T {
-    or_panic_with(result)
+impl UnpoolError {
+    pub(crate) fn nonzero(name: &'static str, values: &[usize]) -> Result<(), Self> {
+        match values.contains(&0) {
+            true => Err(Self::ZeroParameter {
+                name,
+                values: values.to_vec(),
+            }),
+            false => Ok(()),
+        }
+    }
 }
 
-/// The value, or a panic with the error's message: the tensor functions' style, for any error.
+/// The value, or a panic with the error's message: the tensor functions' error style.
 #[track_caller]
-pub(crate) fn or_panic_with<T, E: fmt::Display>(result: Result<T, E>) -> T {
+pub(crate) fn or_panic<T>(result: Result<T, UnpoolError>) -> T {
     match result {
         Ok(value) => value,
         Err(err) => panic!("{err}"),

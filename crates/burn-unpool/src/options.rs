@@ -2,22 +2,17 @@
 
 use burn::tensor::ops::MaxPoolOptions;
 
-use crate::checks;
-use crate::error::or_panic;
+use crate::error::{UnpoolError, or_panic};
 use crate::geometry::PoolGeometry;
 
 /// How the values of an index tensor address the output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum IndexLayout {
-    /// A flat row-major index inside one `(n, c)` output plane, in `[0, O1*..*Ok)`.
-    ///
-    /// Burn's `max_pool{1,2}d_with_indices` and PyTorch produce these.
+    /// A flat row-major index in one `(n, c)` output plane, in `[0, O1*..*Ok)` (Burn, PyTorch).
     #[default]
     PerPlane,
-    /// A flat row-major index over the whole output, in `[0, N*C*O1*..*Ok)`.
-    ///
-    /// ONNX `MaxPool`/`MaxUnpool` and DirectML use these.
+    /// A flat row-major index over the whole output, in `[0, N*C*O1*..*Ok)` (ONNX, DirectML).
     Global,
 }
 
@@ -31,11 +26,7 @@ pub enum OutputSize {
     Full(Vec<usize>),
 }
 
-/// Options of a `D`-dimensional max unpooling.
-///
-/// The geometry mirrors Burn's [`MaxPoolOptions`] so the options of the pool that produced the
-/// indices can be reused as they are (see [`MaxUnpoolOptions::from_pool`]).
-///
+/// Options of a `D`-d max unpooling: a [`MaxPoolOptions`] geometry, the output size, the indices.
 /// ```
 /// use burn_unpool::{IndexLayout, MaxUnpoolOptions};
 ///
@@ -47,7 +38,6 @@ pub enum OutputSize {
 /// assert_eq!(options.index_layout, IndexLayout::PerPlane);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub struct MaxUnpoolOptions<const D: usize> {
     /// Kernel size of the pool (non-zero).
     pub kernel_size: [usize; D],
@@ -57,29 +47,22 @@ pub struct MaxUnpoolOptions<const D: usize> {
     pub padding: [(usize, usize); D],
     /// Dilation of the pool (non-zero).
     pub dilation: [usize; D],
-    /// Whether the pool rounded its output size up (`ceil_mode`). Its input size then does not
-    /// follow from its output size: raw indices need [`with_output_size`](Self::with_output_size)
-    /// (the pool's input size), the pool's [`PoolIndices`](crate::PoolIndices) know it.
+    /// Whether the pool rounded its output size up (raw indices then need an output size).
     pub ceil_mode: bool,
     /// Explicit output size; `None` computes it from the geometry.
     pub output_size: Option<OutputSize>,
     /// How the indices address the output.
     pub index_layout: IndexLayout,
-    /// Whether index values are checked (the default): an index out of range is reported with a
-    /// panic naming it. Without the check it is skipped (never written) on every device.
+    /// Whether index values are checked (the default); unchecked, one out of range is skipped.
     pub check_indices: bool,
 }
 
 impl<const D: usize> MaxUnpoolOptions<D> {
-    /// Options for a pool of the given kernel size: stride equal to the kernel, no padding,
-    /// dilation 1, the computed output size and per-plane indices.
-    ///
+    /// Options for a pool of `kernel_size`: stride equal to it, no padding, dilation 1.
     /// # Panics
-    /// When a kernel size is zero, as Burn's [`MaxPoolOptions::new`] does. Every other check
-    /// happens, with the offending values named, when the options are used (the fields are
-    /// public, so that check runs again there).
+    /// When a kernel size is zero, as Burn's [`MaxPoolOptions::new`] does.
     pub fn new(kernel_size: [usize; D]) -> Self {
-        or_panic(checks::nonzero("kernel_size", &kernel_size));
+        or_panic(UnpoolError::nonzero("kernel_size", &kernel_size));
         Self {
             kernel_size,
             stride: kernel_size,
@@ -92,11 +75,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
         }
     }
 
-    /// The unpooling that inverts the pool configured by `pool`: all its fields. For raw indices
-    /// of a pool with `ceil_mode`, pass its input size with
-    /// [`with_output_size`](Self::with_output_size) (a ceil-mode pool may have read past its
-    /// input's end, so the size does not follow from the pooled one).
-    ///
+    /// The unpooling that inverts `pool`, with all its fields.
     /// ```
     /// use burn::tensor::ops::MaxPoolOptions;
     /// use burn_unpool::MaxUnpoolOptions;
@@ -121,11 +100,10 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     }
 
     /// Sets the stride.
-    ///
     /// # Panics
     /// When a stride is zero, as Burn's [`MaxPoolOptions::with_stride`] does.
     pub fn with_stride(mut self, stride: [usize; D]) -> Self {
-        or_panic(checks::nonzero("stride", &stride));
+        or_panic(UnpoolError::nonzero("stride", &stride));
         self.stride = stride;
         self
     }
@@ -143,11 +121,10 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     }
 
     /// Sets the dilation.
-    ///
     /// # Panics
     /// When a dilation is zero, as Burn's [`MaxPoolOptions::with_dilation`] does.
     pub fn with_dilation(mut self, dilation: [usize; D]) -> Self {
-        or_panic(checks::nonzero("dilation", &dilation));
+        or_panic(UnpoolError::nonzero("dilation", &dilation));
         self.dilation = dilation;
         self
     }
@@ -176,14 +153,7 @@ impl<const D: usize> MaxUnpoolOptions<D> {
         self
     }
 
-    /// Skips the check of index values, for indices the caller vouches for (those of the
-    /// matching max pool): one out of range is skipped, never written, on every device, as if
-    /// that element of `x` were missing.
-    ///
-    /// Checking costs little on CPU devices, which check while they read the indices, but on GPU
-    /// devices it reads one word back from the device before the op runs, which waits for the
-    /// queued work to finish. Every other check still runs.
-    ///
+    /// Skips the index check (a GPU read-back) for trusted indices: one out of range is skipped.
     /// ```
     /// use burn::tensor::{Device, Int, Tensor, TensorData};
     /// use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
@@ -208,13 +178,13 @@ impl<const D: usize> From<&MaxPoolOptions<D>> for MaxUnpoolOptions<D> {
 }
 
 impl<const D: usize> MaxUnpoolOptions<D> {
-    /// The pool's geometry, rank-erased.
     pub(crate) fn geometry(&self) -> PoolGeometry {
         PoolGeometry {
             kernel_size: self.kernel_size.to_vec(),
             stride: self.stride.to_vec(),
             padding: self.padding.to_vec(),
             dilation: self.dilation.to_vec(),
+            ceil_mode: self.ceil_mode,
         }
     }
 }

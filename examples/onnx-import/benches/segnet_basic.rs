@@ -69,7 +69,7 @@ fn main() {
 #[cfg(bench_models)]
 fn main() {
     // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
-    burn_unpool::bin_support::exit_on_panic();
+    burn_unpool_tools::exit_on_panic();
     bench::main();
 }
 

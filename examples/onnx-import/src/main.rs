@@ -18,7 +18,7 @@ const TOLERANCE: f32 = 1e-5;
 
 fn main() -> ExitCode {
     // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
-    burn_unpool::bin_support::exit_on_panic();
+    burn_unpool_tools::exit_on_panic();
     let name = std::env::args().nth(1).unwrap_or_else(|| "flex".into());
     let device = match device(&name) {
         Ok(device) => device,

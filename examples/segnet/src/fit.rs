@@ -49,11 +49,9 @@ impl DeviceLimits {
         if !TUNED {
             return None;
         }
-        burn_unpool::bin_support::device_limits(device).map(|(largest_allocation, plane_size)| {
-            Self {
-                largest_allocation,
-                plane_size,
-            }
+        burn_unpool_tools::device_limits(device).map(|(largest_allocation, plane_size)| Self {
+            largest_allocation,
+            plane_size,
         })
     }
 

@@ -156,7 +156,7 @@ impl From<SplitArg> for Split {
 
 fn main() -> ExitCode {
     // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
-    burn_unpool::bin_support::exit_on_panic();
+    burn_unpool_tools::exit_on_panic();
     let command = show_defaults(Cli::command()).mut_subcommand("train", show_defaults);
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     match execute(cli.command.unwrap_or(Command::Train(cli.train))) {

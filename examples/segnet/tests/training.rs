@@ -231,7 +231,7 @@ fn mean_loss(dir: &std::path::Path, epoch: usize) -> f64 {
 /// example in micro-batches that fit, and says so; asked to take the whole batch at once, the
 /// example refuses before the first step. On lavapipe (128 MiB) that is SegNet-Basic width 1 on
 /// 4 images of 360 x 480: a 49 x 691200 f32 column matrix, 135475200 bytes (the same
-/// convolution's gradient alone panics in `bin_support`'s device-thread test).
+/// convolution's gradient alone panics in `burn-unpool-tools`' device-thread test).
 #[cfg(feature = "wgpu")]
 #[test]
 fn a_step_past_the_device_trains_in_micro_batches_through_the_example() {

@@ -1,43 +1,42 @@
-//! The backend op: one extension trait, implemented per backend family.
-//!
-//! Flex and NdArray run the CPU kernels of `crate::kernel`; the CubeCL devices (feature `wgpu`:
-//! wgpu, vulkan, metal, fused or not) run CubeCL kernels; autodiff wraps any of them with the exact
-//! (winner-only) backward. Devices of other backends, and plans the GPU kernels do not address,
-//! are served by the tensor functions with a composition of Burn's own ops (`crate::composed`).
+//! The backend op: an extension trait defaulting to the portable composition, and its kernels.
 
-// NdArray is deprecated in Burn 0.22 but still shipped, and supported here.
-#![allow(deprecated)]
-// With no backend feature, the trait's dispatch has no backend to call and the plan checks that
-// the backends run have no caller: every device then runs the composition.
+// Burn 0.22 deprecates NdArray but still ships it: the macro names it.
+#![cfg_attr(feature = "ndarray", allow(deprecated))]
+// Without a backend feature the dispatch calls no backend: every device runs the composition.
 #![cfg_attr(
-    not(any(feature = "flex", feature = "ndarray", feature = "wgpu")),
-    allow(unused_variables, dead_code)
+    not(any(feature = "flex", feature = "ndarray", feature = "cube")),
+    allow(unused_variables)
 )]
 
 mod autodiff;
-#[cfg(feature = "wgpu")]
-pub(crate) mod cube;
-#[cfg(feature = "flex")]
-mod flex;
 #[cfg(any(feature = "flex", feature = "ndarray"))]
-mod host;
-#[cfg(feature = "ndarray")]
-mod ndarray;
+mod cpu;
+#[cfg(feature = "cube")]
+mod cube;
+pub mod portable;
+mod route;
 
+#[cfg(feature = "cube")]
+use burn::backend::fusion::custom::TensorSpec;
 use burn::backend::tensor::{FloatTensor, IntTensor};
-use burn::backend::{Backend, TensorMetadata, backend_extension};
-use burn::tensor::{Shape, TensorData, read_sync};
+use burn::backend::{Backend, backend_extension};
+use burn::tensor::Shape;
 
-use crate::kernel::host::{HostTensor, check_index_values};
-use crate::plan::Direction;
-use crate::{PoolPlan, UnpoolPlan};
+#[cfg(feature = "cube")]
+pub(crate) use cube::largest_allocation;
+pub use portable::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE};
+pub use route::{Route, route};
 
-/// Backends with their own unpooling kernels: Flex, NdArray and the CubeCL devices (feature
-/// `wgpu`), with and without Fusion and Autodiff.
-///
-/// Users call the functions of the crate root, which check the arguments, choose between these
-/// kernels and the portable composition, and report bad indices. The trait is the layer below,
-/// for code that already holds a checked [`UnpoolPlan`]:
+use crate::plan::{Direction, PoolPlan, UnpoolPlan};
+
+/// The largest buffer a device allocates, where it has a limit of its own (a GPU).
+#[cfg(not(feature = "cube"))]
+pub(crate) fn largest_allocation(_device: &burn::tensor::Device) -> Option<u64> {
+    None
+}
+
+/// This crate's ops on a backend, each defaulting to the [`portable`] composition of Burn's ops;
+/// Flex, NdArray and CubeCL run kernels, autodiff adds the exact backward. For checked plans:
 ///
 /// ```
 /// use burn::backend::Dispatch;
@@ -56,30 +55,25 @@ use crate::{PoolPlan, UnpoolPlan};
 /// assert_eq!(y.dims(), [1, 1, 4]);
 /// ```
 ///
-/// Every implementation panics, before it touches memory, when the tensors are not those the plan
-/// was made for. An index outside its range is never written: the CPU kernels report it when the
-/// options asked for the index check (a panic naming it), the GPU kernels skip it, so a caller who
-/// wants it reported there reads
-/// [`max_unpool_index_check`](UnpoolBackend::max_unpool_index_check) first, as the tensor
-/// functions do. The GPU unpooling kernels address up to `u32::MAX - 1` elements with indices
-/// read in the output plane, the GPU pool kernels pools of 1 to 3 axes whose positions stay below
-/// 2^31; they panic on other plans, which the tensor functions route elsewhere.
+/// Implementations panic before touching memory when the tensors are not the plan's, and never
+/// write an out-of-range index (the CPU kernels report it where the plan checks indices).
 #[backend_extension(
     Flex: cfg(feature = "flex"),
     NdArray: cfg(feature = "ndarray"),
     Autodiff,
-    Cube: cfg(feature = "wgpu"),
-    Fusion: cfg(feature = "wgpu")
+    Cube: cfg(feature = "cube"),
+    Fusion: cfg(feature = "cube")
 )]
 pub trait UnpoolBackend: Backend {
-    /// Writes every value of `x` into a zero-filled output of shape `plan.output_shape()` at the
-    /// position its index gives; with duplicate indices the last in row-major order of `x` wins.
+    /// Writes `x` into zeros at its indices; with duplicates the last in row-major order wins.
     #[fusion(dtype = x, shape = plan.checked_result_shape(Direction::Forward, x, indices))]
     fn max_unpool(
         x: FloatTensor<Self>,
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
-    ) -> FloatTensor<Self>;
+    ) -> FloatTensor<Self> {
+        portable::max_unpool::<Self>(x, indices, plan)
+    }
 
     /// [`max_unpool`](UnpoolBackend::max_unpool) for integer values (no gradient).
     #[fusion(dtype = x, shape = plan.checked_result_shape(Direction::Forward, x, indices))]
@@ -87,105 +81,60 @@ pub trait UnpoolBackend: Backend {
         x: IntTensor<Self>,
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
-    ) -> IntTensor<Self>;
+    ) -> IntTensor<Self> {
+        portable::max_unpool_int::<Self>(x, indices, plan)
+    }
 
-    /// The gradient of `x` for the output gradient `grad`: `grad[indices[p]]` where element `p`
-    /// won the write at `indices[p]`, zero elsewhere. It is also the adjoint of [`max_unpool`].
-    ///
-    /// [`max_unpool`]: UnpoolBackend::max_unpool
+    /// The gradient of `x`: `grad[indices[p]]` where element `p` won the write there, else zero.
     #[fusion(dtype = grad, shape = plan.checked_result_shape(Direction::Backward, grad, indices))]
     fn max_unpool_backward(
         grad: FloatTensor<Self>,
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
-    ) -> FloatTensor<Self>;
+    ) -> FloatTensor<Self> {
+        portable::max_unpool_backward::<Self>(grad, indices, plan)
+    }
 
-    /// Max-pools `x` as `plan` says: the pooled values and, per `(n, c)` plane, the row-major
-    /// position of each in the unpadded input (of dtype `plan.index_dtype()`); for a plan with
-    /// global indices (ONNX's), that position plus the elements of the planes before it.
-    ///
-    /// Each window's first maximum in scan order, or its last NaN where it holds NaNs; every
-    /// index lies inside its own window, so padding never wins.
+    /// Max-pools `x`: each window's first maximum (or last NaN) and its row-major position in the
+    /// unpadded plane (global for ONNX's indices), of dtype `plan.index_dtype()`.
     #[fusion(meta = pool_outputs)]
     fn max_pool_with_indices(
         x: FloatTensor<Self>,
         plan: PoolPlan,
-    ) -> (FloatTensor<Self>, IntTensor<Self>);
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        portable::max_pool_with_indices::<Self>(x, plan)
+    }
 
-    /// [`max_pool_with_indices`](UnpoolBackend::max_pool_with_indices) for integer values (no
-    /// gradient): the first maximum of each window in scan order.
+    /// [`max_pool_with_indices`](UnpoolBackend::max_pool_with_indices) for integer values.
     #[fusion(meta = pool_outputs)]
     fn max_pool_with_indices_int(
         x: IntTensor<Self>,
         plan: PoolPlan,
-    ) -> (IntTensor<Self>, IntTensor<Self>);
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        portable::max_pool_with_indices_int::<Self>(x, plan)
+    }
 
-    /// The gradient of the pool's `x` for the pooled values' gradient `grad`: each window's
-    /// gradient added at its index (written once where the windows are disjoint), in a fixed
-    /// order, so every run gives the same bits.
+    /// The gradient of the pool's `x`, summed in a fixed order so every run gives the same bits.
     #[fusion(dtype = grad, shape = plan.checked_pool_input_shape(grad, indices))]
     fn max_pool_with_indices_backward(
         grad: FloatTensor<Self>,
         indices: IntTensor<Self>,
         plan: PoolPlan,
-    ) -> FloatTensor<Self>;
+    ) -> FloatTensor<Self> {
+        portable::max_pool_with_indices_backward::<Self>(grad, indices, plan)
+    }
 
-    /// A `[1]` tensor of dtype `U32` that says what a pass over the indices found, one bit each:
-    ///
-    /// - [`INDEX_OUT_OF_RANGE`] (bit 0): some index is outside its valid range.
-    /// - [`INDEX_MAY_SHARE_TARGET`] (bit 1): some index may lie outside its own pool cell, so two
-    ///   indices may target one output position. Set whenever the backend does not look: only
-    ///   its absence is a promise, which lets the GPU kernels write every position once.
-    ///
-    /// The default body reads the indices to the host and sets bit 1; the GPU devices answer on
-    /// the device, so only one word travels.
+    /// A `[1]` `U32` tensor: bit [`INDEX_OUT_OF_RANGE`] if some index is out of range, and
+    /// [`INDEX_MAY_SHARE_TARGET`] unless every index lies in its own cell (set if unchecked).
     #[fusion(dtype = burn::tensor::DType::U32, shape = plan.checked_flag_shape(indices))]
     fn max_unpool_index_check(indices: IntTensor<Self>, plan: UnpoolPlan) -> IntTensor<Self> {
-        plan.checked_flag_shape(&indices.shape());
-        let device = indices.device();
-        let data = read_sync(Self::int_into_data(indices)).expect("reading the indices");
-        let host = HostTensor {
-            bytes: data.as_bytes(),
-            dtype: data.dtype(),
-        };
-        let mut word = INDEX_MAY_SHARE_TARGET;
-        if check_index_values(host, &plan).is_err() {
-            word |= INDEX_OUT_OF_RANGE;
-        }
-        Self::int_from_data(TensorData::new(vec![word], [1]), &device)
-    }
-}
-
-/// Bit of [`UnpoolBackend::max_unpool_index_check`]'s word: some index is outside its valid range.
-pub const INDEX_OUT_OF_RANGE: u32 = 1;
-
-/// Bit of [`UnpoolBackend::max_unpool_index_check`]'s word: some index may share its output
-/// position with another (it may lie outside its own pool cell, or the backend did not look).
-pub const INDEX_MAY_SHARE_TARGET: u32 = 2;
-
-/// `B`'s op in `direction`: [`UnpoolBackend::max_unpool`] or [`UnpoolBackend::max_unpool_backward`].
-pub(crate) fn run<B: UnpoolBackend>(
-    direction: Direction,
-    input: FloatTensor<B>,
-    indices: IntTensor<B>,
-    plan: UnpoolPlan,
-) -> FloatTensor<B> {
-    match direction {
-        Direction::Forward => B::max_unpool(input, indices, plan),
-        Direction::Backward => B::max_unpool_backward(input, indices, plan),
+        portable::max_unpool_index_check::<Self>(indices, plan)
     }
 }
 
 /// The pool's outputs as Fusion registers them: the values, of `x`'s dtype, and the indices.
-#[cfg(feature = "wgpu")]
-fn pool_outputs(
-    x: &burn::backend::fusion::custom::TensorSpec,
-    plan: &PoolPlan,
-) -> (
-    burn::backend::fusion::custom::TensorSpec,
-    burn::backend::fusion::custom::TensorSpec,
-) {
-    use burn::backend::fusion::custom::TensorSpec;
+#[cfg(feature = "cube")]
+fn pool_outputs(x: &TensorSpec, plan: &PoolPlan) -> (TensorSpec, TensorSpec) {
     plan.assert_input("max_pool_with_indices", &x.shape);
     let shape = Shape::from(plan.output_shape());
     (
@@ -195,7 +144,6 @@ fn pool_outputs(
 }
 
 impl PoolPlan {
-    /// `x`'s shape, after checking the gradient and the indices against this plan.
     #[track_caller]
     pub(crate) fn checked_pool_input_shape(&self, grad: &[usize], indices: &[usize]) -> Shape {
         self.assert_pooled("max_pool_with_indices_backward", grad, indices);
@@ -204,7 +152,6 @@ impl PoolPlan {
 }
 
 impl UnpoolPlan {
-    /// The shape of what `direction` computes, after checking its inputs against this plan.
     #[track_caller]
     pub(crate) fn checked_result_shape(
         &self,
@@ -212,22 +159,17 @@ impl UnpoolPlan {
         input: &[usize],
         indices: &[usize],
     ) -> Shape {
-        self.assert_inputs(op_name(direction), input, indices, direction);
+        let op = match direction {
+            Direction::Forward => "max_unpool",
+            Direction::Backward => "max_unpool_backward",
+        };
+        self.assert_inputs(op, input, indices, direction);
         Shape::from(self.result_shape(direction))
     }
 
-    /// The flag's shape `[1]`, after checking that `indices` are those of this plan.
     #[track_caller]
     pub(crate) fn checked_flag_shape(&self, indices: &[usize]) -> Shape {
         self.assert_indices("max_unpool_index_check", indices);
         Shape::new([1])
-    }
-}
-
-/// The trait method that runs `direction`.
-fn op_name(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Forward => "max_unpool",
-        Direction::Backward => "max_unpool_backward",
     }
 }

@@ -5,11 +5,9 @@ use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
 use burn::nn::PaddingConfig3d;
 use burn::tensor::Tensor;
 
-use super::pool_fields::PoolFields;
-use crate::{PoolIndices, max_pool3d_with_indices};
+use super::MaxPoolWithIndices;
 
-/// Configuration to create a [3-d max pooling](MaxPool3d) layer using the
-/// [init function](MaxPool3dConfig::init).
+/// Configuration to create a [3-d max pooling](MaxPool3d) layer.
 #[derive(Config, Debug)]
 pub struct MaxPool3dConfig {
     /// The size of the kernel.
@@ -28,12 +26,7 @@ pub struct MaxPool3dConfig {
     pub ceil_mode: bool,
 }
 
-/// Applies a 3-d max pooling over input tensors, with
-/// [`max_pool3d_with_indices`]; `forward_with_indices` (from
-/// [`MaxPoolWithIndices`](super::MaxPoolWithIndices)) also returns the indices for unpooling.
-///
-/// Should be created with [`MaxPool3dConfig`].
-///
+/// 3-d max pooling; [`MaxPoolWithIndices`](super::MaxPoolWithIndices) also returns the indices.
 /// ```
 /// use burn::tensor::{Device, Tensor};
 /// use burn_unpool::nn::{MaxPool3dConfig, MaxPoolWithIndices, MaxUnpool3dConfig};
@@ -94,26 +87,8 @@ impl MaxPool3dConfig {
 }
 
 impl MaxPool3d {
-    /// Applies the forward pass on the input tensor.
-    ///
-    /// # Shapes
-    ///
-    /// - input: `[batch_size, channels, depth_in, height_in, width_in]`
-    /// - output: `[batch_size, channels, depth_out, height_out, width_out]`
+    /// Applies the forward pass on a `[batch_size, channels, depth, height, width]` input.
     pub fn forward(&self, input: Tensor<5>) -> Tensor<5> {
-        self.pool(input).0
-    }
-
-    /// The pooled tensor and its indices.
-    pub(crate) fn pool(&self, input: Tensor<5>) -> (Tensor<5>, PoolIndices<5>) {
-        let [_, _, depth, height, width] = input.dims();
-        let pool = PoolFields {
-            kernel: self.kernel_size,
-            stride: self.stride,
-            padding: &self.padding,
-            dilation: self.dilation,
-            ceil_mode: self.ceil_mode,
-        };
-        max_pool3d_with_indices(input, pool.pool_options([depth, height, width]))
+        self.forward_with_indices(input).0
     }
 }

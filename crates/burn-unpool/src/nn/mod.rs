@@ -1,5 +1,4 @@
-//! Modules in the style of `burn::nn::pool`: `MaxUnpool{1,2,3}d` with their configs, the
-//! `MaxPool3d` Burn lacks, and `forward_with_indices` for the max pool modules.
+//! Modules in the style of `burn::nn::pool`: `MaxUnpool{1,2,3}d`, `MaxPool3d`, and pool indices.
 
 mod max_pool3d;
 mod padding;

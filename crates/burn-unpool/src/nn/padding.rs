@@ -1,17 +1,10 @@
-//! Burn's pool padding configs as the `(begin, end)` pairs an unpooling works with.
-
 use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
 use burn_unpool_shape::AutoPad;
 
-/// A pool's padding config, resolved to one `(begin, end)` pair per spatial axis.
 pub(crate) trait PaddingPairs<const D: usize> {
-    /// The pairs of `Valid` and `Explicit` padding; `None` for `Same`.
     fn explicit(&self) -> Option<[(usize, usize); D]>;
 
-    /// The pairs for a pool of `kernel` and `stride` over an input of spatial size `input`.
-    ///
-    /// `None` when the pairs depend on an input size that is not given: `Same` padding with a
-    /// stride above 1. (With stride 1, `Same` pads `kernel - 1` in all, whatever the size.)
+    /// The pairs over `input`; `None` for `Same` with a stride above 1 and no input size.
     fn pairs(
         &self,
         kernel: [usize; D],
@@ -22,8 +15,6 @@ pub(crate) trait PaddingPairs<const D: usize> {
     }
 }
 
-/// Implements [`PaddingPairs`] for a Burn padding config whose `Explicit` variant's fields map
-/// to pairs by `$pairs`.
 macro_rules! padding_pairs {
     ($config:ty, $dims:literal, |$($field:ident),*| $pairs:expr) => {
         impl PaddingPairs<$dims> for $config {
@@ -64,9 +55,7 @@ fn same<const D: usize>(
     }))
 }
 
-/// Burn's `Same` padding of one axis (`burn-nn`'s `calculate_same_padding`): the output has
-/// `ceil(size / stride)` elements, and the odd padding element goes at the end, as ONNX's
-/// `SAME_UPPER`.
+/// Burn's `Same` padding of one axis: as ONNX's `SAME_UPPER`, the odd element at the end.
 fn same_padding(kernel: usize, stride: usize, size: usize) -> (usize, usize) {
     AutoPad::SameUpper
         .padding(size, kernel, stride, 1)
@@ -82,7 +71,6 @@ mod tests {
         let same = PaddingConfig2d::Same;
         assert_eq!(same.pairs([3, 4], [1, 1], None), Some([(1, 1), (1, 2)]));
         assert_eq!(same.pairs([3, 3], [2, 2], None), None);
-        // 5 x 7 with kernel 3, stride 2: outputs 3 x 4, paddings 2 and 2 in all.
         assert_eq!(
             same.pairs([3, 3], [2, 2], Some([5, 7])),
             Some([(1, 1), (1, 1)])

@@ -1,13 +1,8 @@
-//! The fields every pool layer has (Burn's `MaxPool1d` and `MaxPool2d`, this crate's `MaxPool3d`,
-//! and the `MaxUnpool` layers, which are configured as the pool they invert), resolved to the
-//! options of one call.
-
 use burn::tensor::ops::MaxPoolOptions;
 
 use super::padding::PaddingPairs;
 use crate::{MaxUnpoolOptions, UnpoolIndices};
 
-/// A pool layer's kernel, stride, padding config, dilation and `ceil_mode`, per axis.
 pub(super) struct PoolFields<'a, const D: usize, P> {
     pub kernel: [usize; D],
     pub stride: [usize; D],
@@ -17,7 +12,6 @@ pub(super) struct PoolFields<'a, const D: usize, P> {
 }
 
 impl<const D: usize, P: PaddingPairs<D>> PoolFields<'_, D, P> {
-    /// The pool's options for an input of spatial size `input` (`Same` padding depends on it).
     pub fn pool_options(&self, input: [usize; D]) -> MaxPoolOptions<D> {
         let padding = self
             .padding
@@ -30,16 +24,11 @@ impl<const D: usize, P: PaddingPairs<D>> PoolFields<'_, D, P> {
             .with_ceil_mode(self.ceil_mode)
     }
 
-    /// Whether the pool's input size does not follow from its output size: `ceil_mode`, or
-    /// `Same` padding with a stride above 1.
     pub fn requires_output_size(&self) -> bool {
         self.ceil_mode || self.padding.pairs(self.kernel, self.stride, None).is_none()
     }
 
-    /// The unpooling options of one call of the layer `layer` with `indices` and an optional
-    /// explicit output size. The indices of this crate's pools bring the pool's input size,
-    /// which resolves `Same` padding. The rest is `max_unpool`'s to check, as for any caller: a
-    /// pool of another geometry, and raw indices of a `ceil_mode` pool without an output size.
+    /// The unpooling options; this crate's pool indices bring the input size `Same` padding needs.
     #[track_caller]
     pub fn unpool_options<const R: usize>(
         &self,
@@ -52,7 +41,6 @@ impl<const D: usize, P: PaddingPairs<D>> PoolFields<'_, D, P> {
             .pooled()
             .and_then(|pool| pool.input_size().try_into().ok());
         let size = output_size.or(pool_input);
-        // `Same` padding is the layers' own: the functions take explicit padding pairs.
         let Some(padding) = self.padding.pairs(self.kernel, self.stride, size) else {
             panic!(
                 "{layer}::forward: the pool this layer inverts has Same padding with a stride \

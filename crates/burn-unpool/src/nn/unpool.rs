@@ -1,5 +1,4 @@
-//! `MaxUnpool{1,2,3}d`: one definition, instantiated per rank, configured as Burn's pools are, so
-//! a pool's config carries over field for field.
+//! `MaxUnpool{1,2,3}d`, configured as Burn's pools are, so a pool's config carries over.
 
 use burn::config::Config;
 use burn::module::{Content, DisplaySettings, Module, ModuleDisplay};
@@ -11,7 +10,6 @@ use super::MaxPool3dConfig;
 use super::pool_fields::PoolFields;
 use crate::{UnpoolIndices, UnpoolKind, max_unpool};
 
-/// A per-axis parameter as Burn's pool configs hold it: a `usize` in 1-d, an array above.
 trait Axes<const D: usize>: Copy {
     fn axes(self) -> [usize; D];
 }
@@ -45,24 +43,19 @@ macro_rules! unpool_module {
             /// The pool's stride.
             #[config(default = "kernel_size")]
             pub $stride: $axes,
-            /// The pool's padding configuration. `Same` with a stride above 1 depends on the
-            /// pool's input size, which the pool's indices or `forward_with_output_size` give.
+            /// The pool's padding (`Same` with a stride above 1 needs the pool's input size).
             #[config(default = $padding_default)]
             pub padding: $padding,
             /// The pool's dilation.
             #[config(default = $dilation_default)]
             pub dilation: $axes,
-            /// The pool's `ceil_mode`. Such a pool may read past its input's end, so its input
-            /// size does not follow from its output size: `forward` then takes the pool's indices
-            /// only, and `forward_with_output_size` the pool's input size.
+            /// The pool's `ceil_mode` (its input size then does not follow from its output size).
             #[config(default = "false")]
             pub ceil_mode: bool,
         }
 
         #[doc = concat!("Applies ", stringify!($dims), "-d max unpooling with the indices of a max pool.")]
-        ///
         #[doc = concat!("Should be created with [", stringify!($config), "].")]
-        ///
         /// ```
         #[doc = $example]
         /// ```
@@ -112,16 +105,13 @@ macro_rules! unpool_module {
                 }
             }
 
-            /// Whether the layer's `forward` needs the pool's indices (raw indices need
-            /// `forward_with_output_size`): for a pool with `ceil_mode`, or `Same` padding with a
-            /// stride above 1, whose input size does not follow from its output size.
+            /// Whether `forward` takes only the pool's indices (`ceil_mode`, or strided `Same`).
             pub fn requires_output_size(&self) -> bool {
                 self.init().requires_output_size()
             }
         }
 
         impl From<&$pool_config> for $config {
-            /// The unpooling of the pool `pool` configures: the same fields.
             fn from(pool: &$pool_config) -> Self {
                 Self {
                     kernel_size: pool.kernel_size,
@@ -134,7 +124,6 @@ macro_rules! unpool_module {
         }
 
         impl $module {
-            /// The pool this layer inverts.
             fn inverted_pool(&self) -> PoolFields<'_, $dims, $padding> {
                 PoolFields {
                     kernel: self.kernel_size.axes(),
@@ -150,20 +139,11 @@ macro_rules! unpool_module {
                 self.inverted_pool().requires_output_size()
             }
 
-            /// Unpools `x` (float or integer values) with `indices`: the
-            /// [`PoolIndices`](crate::PoolIndices) of the pool this layer inverts (the output
-            /// then has the pool's input size), or raw per-plane indices (the output then has the
-            /// default size).
-            ///
-            /// # Shapes
-            /// - x, indices: `[batch_size, channels, spatial_in..]`
-            /// - output: `[batch_size, channels, spatial_out..]`
-            ///
+            /// Unpools `x` with the [`PoolIndices`](crate::PoolIndices) of its pool, or raw ones.
             /// # Panics
             /// As [`max_unpool`]; for raw indices when the layer
             #[doc = concat!("[requires the output size](", stringify!($config), "::requires_output_size);")]
-            /// for the indices of a pool whose kernel, stride, padding, dilation or `ceil_mode`
-            /// differ from the layer's.
+            /// for the indices of a pool of another geometry than the layer's.
             #[track_caller]
             pub fn forward<K: UnpoolKind>(
                 &self,
@@ -177,11 +157,7 @@ macro_rules! unpool_module {
                 max_unpool(x, indices, options)
             }
 
-            /// Unpools `x` with `indices` into the spatial size `output_size`: the size of the
-            /// pool's input, needed for raw indices where the pool's input had an odd size (or
-            /// the layer [requires it](Self::requires_output_size)). With the pool's indices it
-            /// must be the pool's input size.
-            ///
+            /// Unpools `x` with `indices` into `output_size`, the spatial size of the pool's input.
             /// # Panics
             /// As [`forward`](Self::forward), and when `output_size` does not fit the indices.
             #[track_caller]

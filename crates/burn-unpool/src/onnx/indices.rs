@@ -1,20 +1,27 @@
-//! Conversions between the index conventions of Burn (per plane, row-major) and ONNX (global,
-//! optionally column-major inside each plane).
+//! Between Burn's indices (per plane, row-major) and ONNX's (global, optionally column-major).
 
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
-use crate::checks::largest_index;
-use crate::composed::pool::{IndexOrder, fastest_first};
+use crate::plan::checks::largest_index;
 
-/// Per-plane indices (Burn, PyTorch) to global ones (ONNX): `global = per_plane + (n*C + c) * P`,
-/// where `P` is the number of elements of one output plane.
-///
-/// The result is i64 when the largest global index does not fit the indices' dtype.
-///
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndexOrder {
+    /// The last axis fastest: Burn, PyTorch, ONNX `storage_order = 0`.
+    RowMajor,
+    /// The first axis fastest: ONNX `storage_order = 1`.
+    ColumnMajor,
+}
+
+fn fastest_first(dims: usize, order: IndexOrder) -> Vec<usize> {
+    match order {
+        IndexOrder::RowMajor => (0..dims).rev().collect(),
+        IndexOrder::ColumnMajor => (0..dims).collect(),
+    }
+}
+
+/// Per-plane indices to global ones, `per_plane + (n*C + c) * plane_len` (i64 if they need it).
 /// # Panics
-/// When the indices are not `[N, C, spatial..]`, `plane_len` is zero, or the global indices
-/// would not fit `i64`.
-///
+/// When the indices are not `[N, C, spatial..]`, `plane_len` is 0, or an index would pass `i64`.
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::per_plane_to_global;
@@ -32,14 +39,9 @@ pub fn per_plane_to_global<const R: usize>(
     widen_for(indices, offsets.dtype) + offsets.tensor
 }
 
-/// Global indices (ONNX) to per-plane ones (Burn, PyTorch): `per_plane = global - (n*C + c) * P`.
-///
-/// An index that pointed into another plane comes out negative or `>= P`, and the unpooling
-/// reports it (unsigned indices come out as i64 for that).
-///
+/// Global indices to per-plane ones; one into another plane comes out `< 0` or `>= plane_len`.
 /// # Panics
 /// As [`per_plane_to_global`].
-///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::global_to_per_plane;
@@ -53,19 +55,13 @@ pub fn global_to_per_plane<const R: usize>(
     indices: Tensor<R, Int>,
     plane_len: usize,
 ) -> Tensor<R, Int> {
-    // Signed, so that an index into an earlier plane comes out negative rather than wrapped.
     let offsets = plane_offsets("global_to_per_plane", &indices, plane_len, true);
     widen_for(indices, offsets.dtype) - offsets.tensor
 }
 
-/// ONNX `MaxPool` indices computed with `storage_order = 1` (column-major inside each plane) to
-/// row-major ones, keeping the plane offset of global indices. `input_spatial` is the spatial shape
-/// of the pool's input.
-///
+/// ONNX `storage_order = 1` indices to row-major ones; `input_spatial` is the pool's input's.
 /// # Panics
-/// When `input_spatial` does not have one non-zero size per spatial axis of the indices, or its
-/// plane holds more than `i64::MAX` elements.
-///
+/// When `input_spatial` is not one non-zero size per spatial axis, or passes `i64::MAX` elements.
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::column_major_to_row_major;
@@ -88,13 +84,9 @@ pub fn column_major_to_row_major<const R: usize>(
     )
 }
 
-/// Row-major indices (Burn, PyTorch, ONNX `storage_order = 0`) to column-major ones (ONNX
-/// `storage_order = 1`), keeping the plane offset of global indices: the inverse of
-/// [`column_major_to_row_major`].
-///
+/// Row-major indices to `storage_order = 1` ones: the inverse of [`column_major_to_row_major`].
 /// # Panics
 /// As [`column_major_to_row_major`].
-///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::row_major_to_column_major;
@@ -117,8 +109,6 @@ pub fn row_major_to_column_major<const R: usize>(
     )
 }
 
-/// Indices in `from` order inside each plane of `input_spatial` to the other order, keeping the
-/// plane offset. Panics, naming `op`, on a malformed `input_spatial`.
 fn reorder<const R: usize>(
     op: &str,
     indices: Tensor<R, Int>,
@@ -136,8 +126,6 @@ fn reorder<const R: usize>(
         !input_spatial.contains(&0),
         "{op}: input_spatial must have no zero size, got {input_spatial:?}"
     );
-    // Counted in u64: the plane is index arithmetic, not memory, so on a 32-bit target a plane of
-    // 2^32 positions is as valid as on 64 bits.
     let plane_len = input_spatial
         .iter()
         .try_fold(1u64, |len, &dim| len.checked_mul(dim as u64))
@@ -152,8 +140,6 @@ fn reorder<const R: usize>(
         IndexOrder::RowMajor => IndexOrder::ColumnMajor,
         IndexOrder::ColumnMajor => IndexOrder::RowMajor,
     };
-    // In i64, as the indices: each stride is at most the plane's length, which fits i64 (a usize
-    // product would overflow a 32-bit target's usize for planes past 2^32 positions).
     let mut to_strides = vec![0i64; input_spatial.len()];
     fastest_first(input_spatial.len(), to)
         .into_iter()
@@ -161,7 +147,6 @@ fn reorder<const R: usize>(
             to_strides[axis] = stride;
             stride.saturating_mul(input_spatial[axis] as i64)
         });
-    // Peel the coordinates off in `from`'s order, its fastest axis first.
     let mut reordered = rest.zeros_like();
     for axis in fastest_first(input_spatial.len(), from) {
         let dim = input_spatial[axis] as i64;
@@ -174,12 +159,9 @@ fn reorder<const R: usize>(
 
 struct PlaneOffsets<const R: usize> {
     tensor: Tensor<R, Int>,
-    /// The dtype both sides of the sum take.
     dtype: DType,
 }
 
-/// `(n*C + c) * plane_len` for every plane of `indices`, in a dtype that holds every global index
-/// (signed if `signed`). Panics, naming `op`, when a global index would not fit `i64`.
 fn plane_offsets<const R: usize>(
     op: &str,
     indices: &Tensor<R, Int>,
@@ -193,8 +175,6 @@ fn plane_offsets<const R: usize>(
     );
     assert!(plane_len > 0, "{op}: plane_len must be non-zero");
     let planes = dims[0] * dims[1];
-    // Counted in u64, not usize: global indices are i64 values whatever the target's width (on a
-    // 32-bit target, 2 planes of 2^31 positions number 2^32, past usize but well inside i64).
     let global_len = (planes as u64)
         .checked_mul(plane_len as u64)
         .filter(|&len| i64::try_from(len).is_ok())
@@ -205,13 +185,10 @@ fn plane_offsets<const R: usize>(
             )
         });
     let dtype = widened_dtype(indices.dtype(), global_len.saturating_sub(1), signed);
-    // Below i64::MAX: `global_len` was checked.
     let tensor = plane_ramp(dims, plane_len as i64, &indices.device(), dtype);
     PlaneOffsets { tensor, dtype }
 }
 
-/// `(n*C + c) * step` for every plane of a tensor of shape `dims` (`[N, C, ..]`), shaped
-/// `[N, C, 1, ..]`, in `dtype`: the per-plane terms of every global-index conversion.
 pub(crate) fn plane_ramp<const R: usize>(
     dims: [usize; R],
     step: i64,
@@ -225,7 +202,6 @@ pub(crate) fn plane_ramp<const R: usize>(
     Tensor::from_data(TensorData::new(ramp, shape), (device, dtype))
 }
 
-/// `dtype`, or i64 where `dtype` cannot hold `max_index` (or is unsigned and `signed` is asked).
 fn widened_dtype(dtype: DType, max_index: u64, signed: bool) -> DType {
     let largest = match largest_index(dtype) {
         Some(_) if signed && dtype.is_uint() => 0,

@@ -1,19 +1,16 @@
-//! The ONNX `MaxPool` operator with its `Indices` output, for the pools burn-onnx does not import
-//! (3-d, integer values).
+//! ONNX `MaxPool` with its `Indices`, for the pools burn-onnx does not import (3-d, integer).
 
 use burn::tensor::{DType, Int, Tensor};
 use burn_unpool_shape::{AutoPad, onnx_pads_to_pairs};
 
 use super::{per_plane_to_global, row_major_to_column_major};
 use crate::UnpoolKind;
-use crate::composed::pool::{IndexOrder, max_pool};
-use crate::error::or_panic_with;
+use crate::error::or_panic;
 use crate::geometry::PoolGeometry;
-use crate::max_pool::{assert_value_dtype, pool_on_kernels, runs_kernels};
-use crate::pool::{PoolPlan, PoolSpec, pool_index_dtype};
+use crate::op;
+use crate::plan::{PoolPlan, pool_index_dtype};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
-///
 /// ```
 /// use burn_unpool::onnx::{AutoPad, MaxPoolAttributes};
 ///
@@ -28,8 +25,7 @@ pub struct MaxPoolAttributes {
     pub kernel_shape: Vec<usize>,
     /// `strides`; ONNX defaults to 1 per axis.
     pub strides: Option<Vec<usize>>,
-    /// `pads` as `[x1_begin, x2_begin.., x1_end, x2_end..]`; ONNX defaults to 0. Not used unless
-    /// `auto_pad` is `NotSet`.
+    /// `pads` as `[x1_begin, x2_begin.., x1_end, x2_end..]` (default 0), for `auto_pad` `NotSet`.
     pub pads: Option<Vec<usize>>,
     /// `dilations`; ONNX defaults to 1 per axis.
     pub dilations: Option<Vec<usize>>,
@@ -91,8 +87,7 @@ impl MaxPoolAttributes {
         self
     }
 
-    /// The pool over an input of spatial size `input`, with the lengths ONNX prescribes checked.
-    fn spec(&self, input: &[usize]) -> PoolSpec {
+    fn geometry(&self, input: &[usize]) -> PoolGeometry {
         let dims = self.kernel_shape.len();
         assert!(
             input.len() == dims,
@@ -100,7 +95,6 @@ impl MaxPoolAttributes {
             self.kernel_shape,
             input.len()
         );
-        // An absent attribute takes ONNX's default for every entry.
         let per_axis = |name, values: &Option<Vec<usize>>, len: usize, default| match values {
             Some(v) if v.len() != len => {
                 panic!("MaxPool: {name} must have {len} entries, got {v:?}")
@@ -116,7 +110,6 @@ impl MaxPoolAttributes {
             "MaxPool: storage_order must be 0 or 1, got {}",
             self.storage_order
         );
-        // ONNX: `pads` "cannot be used simultaneously with auto_pad"; zeros say nothing.
         assert!(
             self.auto_pad == AutoPad::NotSet || pads.iter().all(|&p| p == 0),
             "MaxPool: pads {pads:?} contradict auto_pad {:?}, which computes the padding; set one \
@@ -133,23 +126,17 @@ impl MaxPoolAttributes {
                 })
                 .collect(),
         };
-        PoolSpec {
-            geometry: PoolGeometry {
-                kernel_size: self.kernel_shape.clone(),
-                stride,
-                padding,
-                dilation,
-            },
+        PoolGeometry {
+            kernel_size: self.kernel_shape.clone(),
+            stride,
+            padding,
+            dilation,
             ceil_mode: self.ceil_mode,
         }
     }
 }
 
-/// ONNX `MaxPool` with its `Indices` output, for values of any kind and 1 to 3 (or more) spatial
-/// axes: `Y` and the global indices (`[0, N*C*D1*..*Dk)`, row-major in each plane, or
-/// column-major for `storage_order = 1`), as the ONNX reference computes them (the first maximum
-/// of each window in scan order).
-///
+/// ONNX `MaxPool`: `Y` and int64 global `Indices`, each window's first maximum in scan order.
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
@@ -164,24 +151,16 @@ impl MaxPoolAttributes {
 /// y.into_data().assert_eq(&TensorData::from([[[[7.0f32, 9.0], [17.0, 19.0]]]]), false);
 /// indices.into_data().assert_eq(&TensorData::from([[[[6i64, 16], [8, 18]]]]), false);
 /// ```
-///
 /// # Panics
-/// With a message naming the attribute and its values for a malformed node, an axis without
-/// output, or a window entirely in the padding.
+/// For a malformed node, an axis without output, or a window entirely in the padding.
 pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     attributes: &MaxPoolAttributes,
 ) -> (Tensor<R, K>, Tensor<R, Int>) {
-    // ONNX's indices are int64, whatever the device's default integer.
     pool(x, attributes, DType::I64)
 }
 
-/// [`max_pool_onnx`] for a pool whose `Indices` only this crate's unpooling reads (what
-/// burn-unpool-onnx generates where it traced a `MaxUnpool`'s indices to the pool): the same
-/// indices in the device's default integer dtype where it holds every global index, as this
-/// crate's own pools give theirs (i32 on Flex and wgpu: half the memory of ONNX's int64), else
-/// int64.
-///
+/// [`max_pool_onnx`] with `Indices` in the device's default integer dtype where it holds them.
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx, max_pool_onnx_for_unpool};
@@ -194,7 +173,6 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
 /// assert_eq!(indices.dtype(), device.settings().int_dtype.into());
 /// assert_eq!(indices.into_data().convert::<i64>(), onnx.into_data());
 /// ```
-///
 /// # Panics
 /// As [`max_pool_onnx`].
 pub fn max_pool_onnx_for_unpool<const R: usize, K: UnpoolKind>(
@@ -202,11 +180,10 @@ pub fn max_pool_onnx_for_unpool<const R: usize, K: UnpoolKind>(
     attributes: &MaxPoolAttributes,
 ) -> (Tensor<R, K>, Tensor<R, Int>) {
     let global_len = x.dims().iter().fold(1usize, |n, &d| n.saturating_mul(d));
-    let dtype = or_panic_with(pool_index_dtype(&x.device(), global_len));
+    let dtype = or_panic(pool_index_dtype(&x.device(), global_len));
     pool(x, attributes, dtype)
 }
 
-/// ONNX `MaxPool` with global indices of `index_dtype`, which holds every one of them.
 fn pool<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     attributes: &MaxPoolAttributes,
@@ -214,35 +191,13 @@ fn pool<const R: usize, K: UnpoolKind>(
 ) -> (Tensor<R, K>, Tensor<R, Int>) {
     let dims = x.dims();
     let input_spatial = &dims[2..];
-    let spec = attributes.spec(input_spatial);
-    let order = match attributes.storage_order {
-        1 => IndexOrder::ColumnMajor,
-        _ => IndexOrder::RowMajor,
-    };
-    let plan = or_panic_with(PoolPlan::cached(&dims, &spec, index_dtype));
-    assert_value_dtype(&x);
-    if matches!(order, IndexOrder::RowMajor) {
-        // Where the kernels write ONNX's global indices themselves (this crate's CPU kernels),
-        // no pass after them adds the plane offsets.
-        let global = plan.clone().with_global_indices();
-        if runs_kernels(&x.device(), &global) {
-            return pool_on_kernels(x, global);
-        }
+    let pool = attributes.geometry(input_spatial);
+    let plan = or_panic(PoolPlan::cached(&dims, &pool, index_dtype));
+    if attributes.storage_order == 0 {
+        return op::pool(x, plan.with_global_indices());
     }
-    let (y, indices) = if runs_kernels(&x.device(), &plan) {
-        // Where `max_pool_with_indices` runs this crate's kernels: column-major indices are a
-        // transform of their row-major ones.
-        let (y, indices) = pool_on_kernels(x, plan);
-        let indices = match order {
-            IndexOrder::RowMajor => indices,
-            IndexOrder::ColumnMajor => row_major_to_column_major(indices, input_spatial),
-        };
-        (y, indices)
-    } else {
-        // Devices without kernels: the composition, in either order.
-        or_panic_with(max_pool(x, &spec, order, index_dtype))
-    };
-    let plane_len = dims[2..].iter().product();
-    let indices = per_plane_to_global(indices, plane_len).cast(index_dtype);
-    (y, indices)
+    let (y, indices) = op::pool(x, plan);
+    let indices = row_major_to_column_major(indices, input_spatial);
+    let plane_len = input_spatial.iter().product();
+    (y, per_plane_to_global(indices, plane_len).cast(index_dtype))
 }

@@ -1,9 +1,4 @@
-//! ONNX semantics: global indices, `storage_order`, the `MaxUnpool` operator, and the `MaxPool`
-//! operator with indices where burn-onnx lacks it.
-//!
-//! ONNX indices address the whole tensor (`[0, N*C*O1*..*Ok)`), while Burn's pooling yields
-//! per-plane ones; the converters move between the two. [`max_unpool_onnx`] and
-//! [`max_pool_onnx`] are the entry points that imported ONNX models call.
+//! ONNX semantics: global indices, `storage_order`, `MaxUnpool`, and `MaxPool` with indices.
 
 mod indices;
 mod max_pool;
@@ -19,17 +14,13 @@ pub use indices::{
 pub use max_pool::{MaxPoolAttributes, max_pool_onnx, max_pool_onnx_for_unpool};
 pub use traced::{PoolIndexSource, plane_offsets};
 
-use crate::IndexLayout;
-use crate::OutputSize;
-#[cfg(test)]
-use crate::UnpoolPlan;
 use crate::error::{UnpoolError, or_panic};
-use crate::functional::{plan_for, unpool};
 use crate::geometry::PoolGeometry;
-use crate::plan::{IndexPlane, Request};
+use crate::op::{forward_plan, unpool};
+use crate::plan::{IndexPlane, UnpoolRequest};
+use crate::{IndexLayout, OutputSize};
 
 /// The attributes of an ONNX `MaxUnpool` node (opsets 9, 11, 22).
-///
 /// ```
 /// use burn_unpool::onnx::MaxUnpoolAttributes;
 ///
@@ -46,8 +37,7 @@ pub struct MaxUnpoolAttributes {
     pub pads: Option<Vec<usize>>,
     /// The placement rule for an `output_shape` input.
     pub rule: OutputShapeRule,
-    /// Where the indices come from, when an importer traced them to a pool of the same model;
-    /// `None` for indices computed any other way (they are checked).
+    /// The pool the indices were traced to; `None` for other indices (they are checked).
     pub pool_indices: Option<PoolIndexSource>,
 }
 
@@ -81,18 +71,13 @@ impl MaxUnpoolAttributes {
         self
     }
 
-    /// Says that the indices given to [`max_unpool_onnx`] are the `Indices` of a pool of the same
-    /// model, which the model re-bases as `source` describes (what burn-unpool-onnx generates for
-    /// the arithmetic PyTorch's exporters write). See [`PoolIndexSource`].
+    /// Says the indices given to [`max_unpool_onnx`] are a pool's, re-based as `source` describes.
     pub fn with_pool_indices(mut self, source: PoolIndexSource) -> Self {
         self.pool_indices = Some(source);
         self
     }
 
-    /// Whether the two [`OutputShapeRule`]s place the indices differently for this input and
-    /// `output_shape`: exactly when its spatial part differs from the shape inferred from the
-    /// attributes, `(I - 1) * stride - (pad_begin + pad_end) + kernel` per axis.
-    ///
+    /// Whether the two [`OutputShapeRule`]s place the indices differently for `output_shape`.
     /// ```
     /// use burn_unpool::onnx::MaxUnpoolAttributes;
     ///
@@ -109,19 +94,7 @@ impl MaxUnpoolAttributes {
         Ok(output_shape.get(2..) != Some(&inferred.output_shape()[2..]))
     }
 
-    /// The checked plan for `x_shape`, `indices_shape` and an optional `output_shape`.
-    #[cfg(test)]
-    pub(crate) fn plan(
-        &self,
-        x_shape: &[usize],
-        indices_shape: &[usize],
-        output_shape: Option<&[usize]>,
-    ) -> Result<UnpoolPlan, UnpoolError> {
-        self.request(output_shape)?.plan(x_shape, indices_shape)
-    }
-
-    /// The attributes as a plan request, after checking the lengths ONNX prescribes.
-    fn request(&self, output_shape: Option<&[usize]>) -> Result<Request, UnpoolError> {
+    fn request(&self, output_shape: Option<&[usize]>) -> Result<UnpoolRequest, UnpoolError> {
         let dims = self.kernel_shape.len();
         let length = |name, values: Option<&[usize]>, expected: usize| match values {
             Some(v) if v.len() != expected => Err(UnpoolError::OnnxLength {
@@ -138,28 +111,24 @@ impl MaxUnpoolAttributes {
             (Some(_), OutputShapeRule::Reference) => IndexPlane::Inferred,
             _ => IndexPlane::Output,
         };
-        Ok(Request {
+        Ok(UnpoolRequest {
             geometry: PoolGeometry {
                 kernel_size: self.kernel_shape.clone(),
                 stride: self.strides.clone().unwrap_or_else(|| vec![1; dims]),
                 padding: onnx_pads_to_pairs(self.pads.as_deref().unwrap_or(&vec![0; 2 * dims])),
                 dilation: vec![1; dims],
+                ceil_mode: false,
             },
             output_size: output_shape.map(|shape| OutputSize::Full(shape.to_vec())),
             layout: IndexLayout::Global,
             index_plane,
             check_indices: true,
-            ceil_mode: false,
             pool_input: None,
         })
     }
 }
 
-/// ONNX `MaxUnpool`: unpools `x` with global indices, as ONNX defines it.
-///
-/// Without `output_shape` the output has the inferred shape. With it, the placement follows
-/// `attributes.rule` (ONNX Runtime's and PyTorch's by default). Duplicates: last write wins.
-///
+/// ONNX `MaxUnpool` with global indices, placed by `attributes.rule`; the last duplicate wins.
 /// ```
 /// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::onnx::{MaxUnpoolAttributes, OutputShapeRule, max_unpool_onnx};
@@ -181,14 +150,9 @@ impl MaxUnpoolAttributes {
 /// ]]]);
 /// y.into_data().assert_eq(&expected, false);
 /// ```
-///
-/// With [`MaxUnpoolAttributes::pool_indices`] set, `indices` are a pool's `Indices`, re-based as
-/// its [`PoolIndexSource`] says; where they provably lie in their planes, they are not checked.
-///
+/// With [`MaxUnpoolAttributes::pool_indices`], indices provably in their planes go unchecked.
 /// # Panics
-/// With a message naming the problem and the values for a malformed attribute, a wrong
-/// `output_shape`, an index out of range, or a [`PoolIndexSource`] whose pool input has another
-/// rank, `N` or `C` than `x`.
+/// For bad attributes or `output_shape`, an out-of-range index, or a pool of another rank, N or C.
 pub fn max_unpool_onnx<const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,
@@ -197,22 +161,20 @@ pub fn max_unpool_onnx<const R: usize>(
 ) -> Tensor<R> {
     let request = or_panic(attributes.request(output_shape));
     let Some(source) = &attributes.pool_indices else {
-        let plan = or_panic(plan_for(&x, &indices, request));
+        let plan = or_panic(forward_plan(&x, &indices, &request));
         return unpool(x, indices, plan);
     };
     source.assert_planes_of(&x.dims());
-    let plan = or_panic(plan_for(&x, &indices, request.clone()));
+    let plan = or_panic(forward_plan(&x, &indices, &request));
     if source.indices_are_the_pools(plan.index_plane_len()) {
         return unpool(x, indices, plan.with_indices_trusted());
     }
     let indices = source.rebase(indices);
-    let plan = or_panic(plan_for(&x, &indices, request));
+    let plan = or_panic(forward_plan(&x, &indices, &request));
     unpool(x, indices, plan)
 }
 
-/// [`max_unpool_onnx`] with `output_shape` given as a runtime int tensor (an ONNX graph input).
-///
-/// Reads the tensor's `R` values on the host to size the output.
+/// [`max_unpool_onnx`] with `output_shape` as a runtime int tensor, read on the host.
 pub fn max_unpool_onnx_dynamic<const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,
@@ -224,12 +186,9 @@ pub fn max_unpool_onnx_dynamic<const R: usize>(
     max_unpool_onnx_i64(x, indices, attributes, &shape)
 }
 
-/// [`max_unpool_onnx`] with `output_shape` as ONNX int64 values, e.g. a shape computed in the
-/// graph.
-///
+/// [`max_unpool_onnx`] with `output_shape` as ONNX int64 values.
 /// # Panics
-/// As [`max_unpool_onnx`], and for an entry of `output_shape` that is negative or past
-/// `usize::MAX` (a 32-bit target).
+/// As [`max_unpool_onnx`], and for an entry that is negative or past `usize::MAX`.
 pub fn max_unpool_onnx_i64<const R: usize>(
     x: Tensor<R>,
     indices: Tensor<R, Int>,
@@ -240,16 +199,12 @@ pub fn max_unpool_onnx_i64<const R: usize>(
     max_unpool_onnx(x, indices, attributes, Some(&shape))
 }
 
-/// A shape the generated code holds as ONNX int64 values; panics naming `what` for a negative
-/// entry, or one a `usize` cannot hold (past 2^32 - 1 on a 32-bit target: cut to 32 bits, it
-/// would be another, valid, size).
 pub(crate) fn shape_from_i64(shape: &[i64], what: &str) -> Vec<usize> {
     shape
         .iter()
         .map(|&d| match usize::try_from(d) {
             Ok(d) => d,
             Err(_) if d < 0 => panic!("{what} has a negative entry: {shape:?}"),
-            // Only where usize has fewer than 64 bits: a 32-bit target.
             Err(_) => panic!(
                 "{what} has an entry, {d}, past usize::MAX ({}) on this target: {shape:?}",
                 usize::MAX

@@ -143,7 +143,7 @@ fn label(path: IndexPath) -> &'static str {
 
 fn main() {
     // A panic on Burn's device thread would leave this one waiting on it: end with the panic.
-    burn_unpool::bin_support::exit_on_panic();
+    burn_unpool_tools::exit_on_panic();
     let args = Args::parse();
     let mut inner = args.device.device().expect("a device this build has");
     // Before any tensor exists on the device: its defaults lock at the first one.

@@ -1,0 +1,73 @@
+//! Which implementation runs this crate's ops on a device, decided in one place.
+
+use std::sync::Once;
+
+use burn::tensor::Device;
+
+/// The implementation that runs this crate's pools and unpooling on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Route {
+    /// This crate's CPU kernels: Flex devices with the `flex` feature, NdArray ones with `ndarray`.
+    CpuKernels,
+    /// This crate's CubeCL kernels: `cube` feature (or `wgpu`, `vulkan`, `metal`; CUDA, ROCm
+    /// untested). Plans past them (over 3 axes, past 32-bit offsets) run the composition there.
+    CubeKernels,
+    /// The trait's defaults, composing Burn's ops (same results, slower): devices without kernels.
+    Composition,
+}
+
+impl core::fmt::Display for Route {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Self::CpuKernels => "burn-unpool's CPU kernels",
+            Self::CubeKernels => "burn-unpool's CubeCL kernels",
+            Self::Composition => "a composition of Burn tensor ops",
+        })
+    }
+}
+
+/// The route this crate's ops take on `device` in this build (its features and Burn's).
+///
+/// ```
+/// use burn::tensor::Device;
+/// use burn_unpool::{Route, route};
+///
+/// // The `flex` feature (on by default) gives Flex devices the CPU kernels.
+/// assert_eq!(route(&Device::flex()), Route::CpuKernels);
+/// ```
+pub fn route(device: &Device) -> Route {
+    if crate::diagnostics::composition_forced() {
+        return Route::Composition;
+    }
+    match device.as_dispatch().clone().inner() {
+        #[cfg(feature = "flex")]
+        burn::backend::DispatchDevice::Flex(_) => Route::CpuKernels,
+        #[cfg(feature = "ndarray")]
+        #[allow(deprecated)]
+        burn::backend::DispatchDevice::NdArray(_) => Route::CpuKernels,
+        #[cfg(feature = "cube")]
+        burn::backend::DispatchDevice::Cube(_) => Route::CubeKernels,
+        #[allow(unreachable_patterns)]
+        _ => Route::Composition,
+    }
+}
+
+impl Route {
+    /// [`route`], logging once per process when a device runs the composition for want of kernels.
+    pub(crate) fn of(device: &Device) -> Self {
+        static WARNED: Once = Once::new();
+        let route = route(device);
+        if route == Self::Composition && !crate::diagnostics::composition_forced() {
+            WARNED.call_once(|| {
+                log::warn!(
+                    "burn-unpool: {device:?} runs max pooling and unpooling as a composition of \
+                     Burn tensor ops (several times slower, more memory): Flex, NdArray and \
+                     CubeCL devices get kernels from burn-unpool's features `flex`, `ndarray` \
+                     and `cube` (or `wgpu`, `vulkan`, `metal`)"
+                );
+            });
+        }
+        route
+    }
+}
