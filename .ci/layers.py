@@ -17,7 +17,7 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "
 LAYERS = [
     ["error", "geometry", "options"],  # the leaves: one unit (they name each other's types)
     ["plan", "diagnostics"],
-    ["backend::route", "backend::portable"],
+    ["backend::route", "backend::composition"],
     ["backend"],  # backend/mod.rs: the trait, its default bodies and the extension macro
     ["backend::cpu", "backend::cube", "backend::autodiff"],
     ["indices", "kind"],

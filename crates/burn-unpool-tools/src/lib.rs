@@ -1,6 +1,5 @@
 #![warn(missing_docs)]
-//! What this workspace's binaries share that is not the op: ending the process on a panic, and
-//! a GPU device's limits.
+//! What this workspace's binaries share that is not the op: ending the process on a panic.
 
 use std::sync::Once;
 
@@ -34,25 +33,6 @@ pub fn exit_on_panic() {
     });
 }
 
-/// The largest buffer `device` can allocate and its smallest plane (subgroup) size, where it is a
-/// GPU device; `None` on the CPU.
-#[cfg_attr(not(feature = "wgpu"), allow(unused_variables))]
-pub fn device_limits(device: &burn::tensor::Device) -> Option<(u64, u32)> {
-    match device.as_dispatch().clone().inner() {
-        #[cfg(feature = "wgpu")]
-        burn::backend::DispatchDevice::Cube(cube) => {
-            let client = cube.client();
-            let properties = client.properties();
-            Some((
-                properties.memory.max_page_size,
-                properties.hardware.plane_size_min,
-            ))
-        }
-        #[allow(unreachable_patterns)]
-        _ => None,
-    }
-}
-
 /// Ends the process without running exit handlers. `exit` would run them, and on Linux also the
 /// calling thread's thread-local destructors: on Burn's device thread, CubeCL's state there then
 /// panics again, and the process aborts instead (seen on lavapipe). Other platforms end by
@@ -76,8 +56,6 @@ mod tests {
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
 
-    #[cfg(feature = "wgpu")]
-    use super::device_limits;
     use super::{PANIC_EXIT_STATUS, exit_on_panic};
 
     /// Set in the child: the case it plays.
@@ -216,7 +194,12 @@ mod tests {
         if is_child(&case) {
             exit_on_panic();
             let device = Device::wgpu(DeviceKind::default());
-            let (limit, _) = device_limits(&device).expect("a GPU device's limits");
+            let limit = match device.as_dispatch().clone().inner() {
+                burn::backend::DispatchDevice::Cube(cube) => {
+                    cube.client().properties().memory.max_page_size
+                }
+                _ => unreachable!("a wgpu device is a CubeCL device"),
+            };
             let (pixels, taps) = (4 * 360 * 480, 49);
             let channels = (limit + 1).div_ceil(taps * pixels * 4) as usize;
             let device = device.autodiff();

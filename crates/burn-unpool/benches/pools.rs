@@ -23,7 +23,7 @@ use burn::tensor::module;
 use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
-use burn_unpool::{PoolPlan, max_pool_with_indices, portable};
+use burn_unpool::{PoolPlan, composition, max_pool_with_indices};
 use support::{Args, Mode};
 
 /// The command line (`-- --help`), with this bench's defaults.
@@ -163,7 +163,7 @@ fn burn2d(x: Tensor<4>, w: &Workload) -> Tensor<4> {
 fn composed<const D: usize, const R: usize>(x: Tensor<R>, w: &Workload) -> Tensor<R> {
     let dtype = DType::from(x.device().settings().int_dtype);
     let plan = PoolPlan::new(&x.dims(), &w.options::<D>(), dtype).expect("a valid pool");
-    let (values, _) = portable::max_pool_with_indices::<Dispatch>(x.into_dispatch(), plan);
+    let (values, _) = composition::max_pool_with_indices::<Dispatch>(x.into_dispatch(), plan);
     Tensor::from_dispatch(values)
 }
 

@@ -1,4 +1,4 @@
-//! Path counters and a switch to the portable composition (feature `__diagnostics`, else no-ops).
+//! Path counters and a switch to the composition (feature `__diagnostics`, else no-ops).
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(dead_code)]
@@ -79,7 +79,7 @@ mod enabled {
         }
     }
 
-    /// Runs `f` with every op of this thread on the portable composition.
+    /// Runs `f` with every op of this thread on the composition.
     pub fn with_composition<T>(f: impl FnOnce() -> T) -> T {
         struct Restore(bool);
         impl Drop for Restore {

@@ -5,7 +5,7 @@ use burn::tensor::DispatchTensor;
 use burn::tensor::kind::Ordered;
 use burn::tensor::{Float, Int};
 
-use crate::backend::{Route, UnpoolBackend, portable};
+use crate::backend::{Route, UnpoolBackend, composition};
 use crate::plan::{PoolPlan, UnpoolPlan};
 
 /// The kinds [`max_unpool`](crate::max_unpool) takes: [`Float`] (differentiable) and [`Int`].
@@ -45,7 +45,7 @@ pub(crate) mod sealed {
                     plan: UnpoolPlan,
                 ) -> DispatchTensor {
                     match route {
-                        Route::Composition => portable::$unpool::<Dispatch>(x, indices, plan),
+                        Route::Composition => composition::$unpool::<Dispatch>(x, indices, plan),
                         _ => <Dispatch as UnpoolBackend>::$unpool(x, indices, plan),
                     }
                 }
@@ -56,7 +56,7 @@ pub(crate) mod sealed {
                     plan: PoolPlan,
                 ) -> (DispatchTensor, DispatchTensor) {
                     match route {
-                        Route::Composition => portable::$pool::<Dispatch>(x, plan),
+                        Route::Composition => composition::$pool::<Dispatch>(x, plan),
                         _ => <Dispatch as UnpoolBackend>::$pool(x, plan),
                     }
                 }

@@ -25,7 +25,8 @@ pub mod onnx;
 pub mod diagnostics;
 
 pub use backend::{
-    INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, Route, UnpoolBackend, portable, route,
+    DeviceLimits, INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, Route, UnpoolBackend, composition,
+    device_limits, route,
 };
 pub use burn_unpool_shape::{default_output_size, pool_output_size};
 pub use error::{PoolAxis, UnpoolError};

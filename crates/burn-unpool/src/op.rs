@@ -5,7 +5,7 @@ use burn::tensor::kind::Basic;
 use burn::tensor::{Int, Tensor};
 
 use crate::backend::{
-    INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, Route, UnpoolBackend, largest_allocation, portable,
+    INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, Route, UnpoolBackend, composition, device_limits,
 };
 use crate::diagnostics::{self, Path};
 use crate::error::{UnpoolError, or_panic};
@@ -43,7 +43,8 @@ fn check_tensors<const R: usize, K: UnpoolKind>(
     checks::same_device(&device, &indices.device())?;
     checks::value_dtype(values.dtype(), &device)?;
     // An output no buffer can hold is the problem, whatever the indices' dtype could address.
-    let (shape, limit) = (plan.result_shape(direction), largest_allocation(&device));
+    let limit = device_limits(&device).map(|limits| limits.largest_allocation);
+    let shape = plan.result_shape(direction);
     checks::output_bytes(shape, values.dtype(), &device, limit)?;
     checks::index_dtype(indices.dtype(), plan.index_range_end())?;
     checks::index_dtype_on(indices.dtype(), &device)
@@ -71,7 +72,7 @@ pub(crate) fn unpool_backward<const R: usize>(
     let plan = check_index_values(route, &indices, plan);
     let (grad, indices) = (grad.into_dispatch(), indices.into_dispatch());
     Tensor::from_dispatch(match route {
-        Route::Composition => portable::max_unpool_backward::<Dispatch>(grad, indices, plan),
+        Route::Composition => composition::max_unpool_backward::<Dispatch>(grad, indices, plan),
         _ => <Dispatch as UnpoolBackend>::max_unpool_backward(grad, indices, plan),
     })
 }
@@ -112,7 +113,7 @@ fn check_index_values<const R: usize>(
     }
     let (dispatch, check) = (indices.clone().into_dispatch(), plan.clone());
     let flag = match route {
-        Route::Composition => portable::max_unpool_index_check::<Dispatch>(dispatch, check),
+        Route::Composition => composition::max_unpool_index_check::<Dispatch>(dispatch, check),
         _ => {
             diagnostics::record(Path::DeviceIndexCheck);
             <Dispatch as UnpoolBackend>::max_unpool_index_check(dispatch, check)
@@ -155,6 +156,7 @@ mod tests {
         let x = Tensor::<3>::ones([2, 2, 3], &device);
         let indices = Tensor::<3, Int>::from_data(indices, &device);
         let plan = check_index_values(Route::Composition, &indices, plan(IndexLayout::PerPlane));
-        let _ = portable::max_unpool::<Dispatch>(x.into_dispatch(), indices.into_dispatch(), plan);
+        let _ =
+            composition::max_unpool::<Dispatch>(x.into_dispatch(), indices.into_dispatch(), plan);
     }
 }

@@ -1,5 +1,5 @@
 //! Each device takes the route of this build's features, and a device whose backend has no
-//! kernels in the build runs the trait's default bodies (the portable composition) with the same
+//! kernels in the build runs the trait's default bodies (the composition) with the same
 //! results. The second half runs in a build without the `flex` feature (`.ci/run`:
 //! `cargo test -p burn-unpool --no-default-features --features ndarray --test routes`), where
 //! Burn's Flex is a backend the extension macro does not list.

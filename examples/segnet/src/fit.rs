@@ -49,9 +49,9 @@ impl DeviceLimits {
         if !TUNED {
             return None;
         }
-        burn_unpool_tools::device_limits(device).map(|(largest_allocation, plane_size)| Self {
-            largest_allocation,
-            plane_size,
+        burn_unpool::device_limits(device).map(|limits| Self {
+            largest_allocation: limits.largest_allocation,
+            plane_size: limits.plane_size,
         })
     }
 

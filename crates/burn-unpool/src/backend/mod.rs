@@ -1,41 +1,39 @@
-//! The backend op: an extension trait defaulting to the portable composition, and its kernels.
+//! The backend op: an extension trait defaulting to the composition, and its kernels.
 
 // Burn 0.22 deprecates NdArray but still ships it: the macro names it.
 #![cfg_attr(feature = "ndarray", allow(deprecated))]
 // Without a backend feature the dispatch calls no backend: every device runs the composition.
 #![cfg_attr(
-    not(any(feature = "flex", feature = "ndarray", feature = "cube")),
+    not(any(
+        feature = "flex",
+        feature = "ndarray",
+        feature = "wgpu",
+        feature = "vulkan",
+        feature = "metal"
+    )),
     allow(unused_variables)
 )]
 
 mod autodiff;
+pub mod composition;
 #[cfg(any(feature = "flex", feature = "ndarray"))]
 mod cpu;
 #[cfg(feature = "cube")]
 mod cube;
-pub mod portable;
 mod route;
 
-#[cfg(feature = "cube")]
+#[cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))]
 use burn::backend::fusion::custom::TensorSpec;
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, backend_extension};
 use burn::tensor::Shape;
 
-#[cfg(feature = "cube")]
-pub(crate) use cube::largest_allocation;
-pub use portable::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE};
-pub use route::{Route, route};
+pub use composition::{INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE};
+pub use route::{DeviceLimits, Route, device_limits, route};
 
 use crate::plan::{Direction, PoolPlan, UnpoolPlan};
 
-/// The largest buffer a device allocates, where it has a limit of its own (a GPU).
-#[cfg(not(feature = "cube"))]
-pub(crate) fn largest_allocation(_device: &burn::tensor::Device) -> Option<u64> {
-    None
-}
-
-/// This crate's ops on a backend, each defaulting to the [`portable`] composition of Burn's ops;
+/// This crate's ops on a backend, each defaulting to the [`composition`] of Burn's ops;
 /// Flex, NdArray and CubeCL run kernels, autodiff adds the exact backward. For checked plans:
 ///
 /// ```
@@ -61,8 +59,8 @@ pub(crate) fn largest_allocation(_device: &burn::tensor::Device) -> Option<u64> 
     Flex: cfg(feature = "flex"),
     NdArray: cfg(feature = "ndarray"),
     Autodiff,
-    Cube: cfg(feature = "cube"),
-    Fusion: cfg(feature = "cube")
+    Cube: cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal")),
+    Fusion: cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))
 )]
 pub trait UnpoolBackend: Backend {
     /// Writes `x` into zeros at its indices; with duplicates the last in row-major order wins.
@@ -72,7 +70,7 @@ pub trait UnpoolBackend: Backend {
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
     ) -> FloatTensor<Self> {
-        portable::max_unpool::<Self>(x, indices, plan)
+        composition::max_unpool::<Self>(x, indices, plan)
     }
 
     /// [`max_unpool`](UnpoolBackend::max_unpool) for integer values (no gradient).
@@ -82,7 +80,7 @@ pub trait UnpoolBackend: Backend {
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
     ) -> IntTensor<Self> {
-        portable::max_unpool_int::<Self>(x, indices, plan)
+        composition::max_unpool_int::<Self>(x, indices, plan)
     }
 
     /// The gradient of `x`: `grad[indices[p]]` where element `p` won the write there, else zero.
@@ -92,7 +90,7 @@ pub trait UnpoolBackend: Backend {
         indices: IntTensor<Self>,
         plan: UnpoolPlan,
     ) -> FloatTensor<Self> {
-        portable::max_unpool_backward::<Self>(grad, indices, plan)
+        composition::max_unpool_backward::<Self>(grad, indices, plan)
     }
 
     /// Max-pools `x`: each window's first maximum (or last NaN) and its row-major position in the
@@ -102,7 +100,7 @@ pub trait UnpoolBackend: Backend {
         x: FloatTensor<Self>,
         plan: PoolPlan,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        portable::max_pool_with_indices::<Self>(x, plan)
+        composition::max_pool_with_indices::<Self>(x, plan)
     }
 
     /// [`max_pool_with_indices`](UnpoolBackend::max_pool_with_indices) for integer values.
@@ -111,7 +109,7 @@ pub trait UnpoolBackend: Backend {
         x: IntTensor<Self>,
         plan: PoolPlan,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
-        portable::max_pool_with_indices_int::<Self>(x, plan)
+        composition::max_pool_with_indices_int::<Self>(x, plan)
     }
 
     /// The gradient of the pool's `x`, summed in a fixed order so every run gives the same bits.
@@ -121,19 +119,19 @@ pub trait UnpoolBackend: Backend {
         indices: IntTensor<Self>,
         plan: PoolPlan,
     ) -> FloatTensor<Self> {
-        portable::max_pool_with_indices_backward::<Self>(grad, indices, plan)
+        composition::max_pool_with_indices_backward::<Self>(grad, indices, plan)
     }
 
     /// A `[1]` `U32` tensor: bit [`INDEX_OUT_OF_RANGE`] if some index is out of range, and
     /// [`INDEX_MAY_SHARE_TARGET`] unless every index lies in its own cell (set if unchecked).
     #[fusion(dtype = burn::tensor::DType::U32, shape = plan.checked_flag_shape(indices))]
     fn max_unpool_index_check(indices: IntTensor<Self>, plan: UnpoolPlan) -> IntTensor<Self> {
-        portable::max_unpool_index_check::<Self>(indices, plan)
+        composition::max_unpool_index_check::<Self>(indices, plan)
     }
 }
 
 /// The pool's outputs as Fusion registers them: the values, of `x`'s dtype, and the indices.
-#[cfg(feature = "cube")]
+#[cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))]
 fn pool_outputs(x: &TensorSpec, plan: &PoolPlan) -> (TensorSpec, TensorSpec) {
     plan.assert_input("max_pool_with_indices", &x.shape);
     let shape = Shape::from(plan.output_shape());

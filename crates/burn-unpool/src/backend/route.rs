@@ -10,8 +10,8 @@ use burn::tensor::Device;
 pub enum Route {
     /// This crate's CPU kernels: Flex devices with the `flex` feature, NdArray ones with `ndarray`.
     CpuKernels,
-    /// This crate's CubeCL kernels: `cube` feature (or `wgpu`, `vulkan`, `metal`; CUDA, ROCm
-    /// untested). Plans past them (over 3 axes, past 32-bit offsets) run the composition there.
+    /// This crate's CubeCL kernels: features `wgpu`, `vulkan`, `metal`. Plans past them (over 3
+    /// axes, past 32-bit offsets) run the composition there.
     CubeKernels,
     /// The trait's defaults, composing Burn's ops (same results, slower): devices without kernels.
     Composition,
@@ -46,10 +46,49 @@ pub fn route(device: &Device) -> Route {
         #[cfg(feature = "ndarray")]
         #[allow(deprecated)]
         burn::backend::DispatchDevice::NdArray(_) => Route::CpuKernels,
-        #[cfg(feature = "cube")]
+        #[cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))]
         burn::backend::DispatchDevice::Cube(_) => Route::CubeKernels,
         #[allow(unreachable_patterns)]
         _ => Route::Composition,
+    }
+}
+
+/// What bounds one allocation on a GPU device: the op checks its outputs against it before
+/// allocating, and a caller sizing its batches (a training step in micro-batches) reads it too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeviceLimits {
+    /// The largest buffer the device allocates, in bytes.
+    pub largest_allocation: u64,
+    /// The device's smallest plane (subgroup) size.
+    pub plane_size: u32,
+}
+
+/// `device`'s [`DeviceLimits`] where it is a CubeCL device of this build's runtimes (`wgpu`,
+/// `vulkan`, `metal`); `None` elsewhere, where the host's memory is the only bound.
+///
+/// ```
+/// use burn::tensor::Device;
+///
+/// assert_eq!(burn_unpool::device_limits(&Device::flex()), None);
+/// ```
+#[cfg_attr(
+    not(any(feature = "wgpu", feature = "vulkan", feature = "metal")),
+    allow(unused_variables)
+)]
+pub fn device_limits(device: &Device) -> Option<DeviceLimits> {
+    match device.as_dispatch().clone().inner() {
+        #[cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))]
+        burn::backend::DispatchDevice::Cube(cube) => {
+            let client = cube.client();
+            let properties = client.properties();
+            Some(DeviceLimits {
+                largest_allocation: properties.memory.max_page_size,
+                plane_size: properties.hardware.plane_size_min,
+            })
+        }
+        #[allow(unreachable_patterns)]
+        _ => None,
     }
 }
 
@@ -64,7 +103,7 @@ impl Route {
                     "burn-unpool: {device:?} runs max pooling and unpooling as a composition of \
                      Burn tensor ops (several times slower, more memory): Flex, NdArray and \
                      CubeCL devices get kernels from burn-unpool's features `flex`, `ndarray` \
-                     and `cube` (or `wgpu`, `vulkan`, `metal`)"
+                     `wgpu`, `vulkan` and `metal`"
                 );
             });
         }

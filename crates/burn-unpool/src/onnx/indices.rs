@@ -221,3 +221,24 @@ fn widen_for<const R: usize>(indices: Tensor<R, Int>, dtype: DType) -> Tensor<R,
         indices.cast(dtype)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::{Device, Int, Tensor, TensorData};
+
+    use super::row_major_to_column_major;
+
+    #[test]
+    fn column_major_labels_count_the_first_axis_fastest() {
+        // A 2 x 3 plane, one 2 x 3 window: row-major sources 0..6, column-major labels.
+        let sources = TensorData::new((0..6i64).collect::<Vec<_>>(), [1, 1, 2, 3]);
+        let sources = Tensor::<4, Int>::from_data(sources, &Device::flex());
+        let labels = row_major_to_column_major(sources, &[2, 3]);
+        let labels = labels
+            .into_data()
+            .convert::<i64>()
+            .try_to_vec::<i64>()
+            .unwrap();
+        assert_eq!(labels, [0, 2, 4, 1, 3, 5]);
+    }
+}

@@ -409,6 +409,21 @@ mod tests {
         );
     }
 
+    /// The public constructor refuses a bad geometry with its values: kernel 2, stride 1 and 3
+    /// positions of padding before 4 inputs put window 0 on positions -3 and -2, both padding.
+    #[test]
+    fn the_checked_constructor_names_the_window_and_its_axis() {
+        let pool = MaxPoolOptions::new([2])
+            .with_stride([1])
+            .with_padding_pairs([(3, 0)]);
+        let err = PoolPlan::new(&[1, 1, 4], &pool, DType::I64).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "max_pool: window 0 of axis 0 (size 4, padding (3, 0)) lies entirely in the padding; \
+             the padding must leave every window an input element"
+        );
+    }
+
     #[test]
     fn a_bad_pool_fails_on_every_call() {
         let pool = PoolGeometry::of(&MaxPoolOptions::new([3, 3]));

@@ -276,7 +276,7 @@ mod tests {
         use burn::backend::Dispatch;
         use burn::tensor::{Device, Int, Tensor, TensorData};
 
-        use crate::backend::portable;
+        use crate::backend::composition;
 
         fn plan(layout: IndexLayout) -> UnpoolPlan {
             let options = MaxUnpoolOptions::new([2])
@@ -306,7 +306,7 @@ mod tests {
                 Tensor::<3, Int>::from_data(TensorData::new(indices.clone(), [2, 2, 3]), &device);
             let expected = unpool_forward(&x, &indices, &plan).unwrap();
             let x = tensor(x.clone(), [2, 2, 3]);
-            let out = Tensor::<3>::from_dispatch(portable::max_unpool::<Dispatch>(
+            let out = Tensor::<3>::from_dispatch(composition::max_unpool::<Dispatch>(
                 x.into_dispatch(),
                 index_tensor.clone().into_dispatch(),
                 plan.clone(),
@@ -321,7 +321,7 @@ mod tests {
             let ints: Vec<i32> = (1..=12).map(|v| -v).collect();
             let expected = unpool_forward(&ints, &indices, &plan).unwrap();
             let x = Tensor::<3, Int>::from_data(TensorData::new(ints, [2, 2, 3]), &device);
-            let out = Tensor::<3, Int>::from_dispatch(portable::max_unpool_int::<Dispatch>(
+            let out = Tensor::<3, Int>::from_dispatch(composition::max_unpool_int::<Dispatch>(
                 x.into_dispatch(),
                 index_tensor.clone().into_dispatch(),
                 plan.clone(),
@@ -335,7 +335,7 @@ mod tests {
             let grad: Vec<f32> = (0..20).map(|v| v as f32 * 0.5).collect();
             let expected = unpool_backward(&grad, &indices, &plan).unwrap();
             let grad = tensor(grad, [2, 2, 5]);
-            let dx = Tensor::<3>::from_dispatch(portable::max_unpool_backward::<Dispatch>(
+            let dx = Tensor::<3>::from_dispatch(composition::max_unpool_backward::<Dispatch>(
                 grad.into_dispatch(),
                 index_tensor.into_dispatch(),
                 plan,

@@ -14,7 +14,7 @@ use cubecl::std::FastDivmod;
 use super::{
     DIVIDEND_LIMIT, contiguous, empty, launch_grid, record_launch, storage_type, vector_size,
 };
-use crate::backend::portable::{self, shift_by_planes};
+use crate::backend::composition::{self, shift_by_planes};
 use crate::plan::PoolPlan;
 use burn_cubecl::CubeBackend;
 
@@ -332,7 +332,7 @@ pub(super) fn max_pool_backward(
 ) -> CubeTensor {
     let shape = plan.checked_pool_input_shape(&grad.shape(), &indices.shape());
     if !addresses(&plan) {
-        return portable::max_pool_with_indices_backward::<CubeBackend>(grad, indices, plan);
+        return composition::max_pool_with_indices_backward::<CubeBackend>(grad, indices, plan);
     }
     let indices = match plan.global_indices() {
         true => shift_by_planes::<CubeBackend>(indices, &plan, true),

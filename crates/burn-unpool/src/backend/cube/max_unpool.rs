@@ -74,7 +74,7 @@ impl KernelIndices {
             addresses(plan),
             "UnpoolBackend on a CubeCL device: the GPU kernels address up to u32::MAX - 1 elements \
              with indices read in the output plane, got a plan for output {:?} with indices read \
-             in {:?} (the tensor functions run such plans with the portable composition)",
+             in {:?} (the tensor functions run such plans with the composition)",
             plan.output_shape(),
             plan.index_plane()
         );

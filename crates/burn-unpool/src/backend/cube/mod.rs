@@ -1,12 +1,12 @@
 //! CubeCL devices, fused or not: kernels that never write outside their output and skip
-//! out-of-range indices; plans they do not address run the portable composition.
+//! out-of-range indices; plans they do not address run the composition.
 
 mod max_pool;
 mod max_unpool;
 mod max_unpool_kernels;
 
 use burn::backend::TensorMetadata;
-use burn::tensor::{DType, Device, Shape};
+use burn::tensor::{DType, Shape};
 use burn_cubecl::CubeBackend;
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::{empty_device_contiguous_dtype, zeros_client};
@@ -14,7 +14,7 @@ use burn_cubecl::tensor::CubeTensor;
 use cubecl::prelude::*;
 use cubecl::{CubeDim, calculate_cube_count_elemwise};
 
-use super::{UnpoolBackend, portable};
+use super::{UnpoolBackend, composition};
 use crate::diagnostics::{self, Path};
 use crate::plan::{Direction, PoolPlan, UnpoolPlan};
 use max_unpool::{KernelIndices, addresses};
@@ -23,14 +23,14 @@ impl UnpoolBackend for CubeBackend {
     fn max_unpool(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         let shape = plan.checked_result_shape(Direction::Forward, &x.shape(), &indices.shape());
         if !addresses(&plan) {
-            return portable::max_unpool::<Self>(x, indices, plan);
+            return composition::max_unpool::<Self>(x, indices, plan);
         }
         KernelIndices::new(&plan, indices).gather(Direction::Forward, x, shape)
     }
 
     fn max_unpool_int(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         if !addresses(&plan) {
-            return portable::max_unpool_int::<Self>(x, indices, plan);
+            return composition::max_unpool_int::<Self>(x, indices, plan);
         }
         Self::max_unpool(x, indices, plan)
     }
@@ -38,7 +38,7 @@ impl UnpoolBackend for CubeBackend {
     fn max_unpool_backward(grad: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         let shape = plan.checked_result_shape(Direction::Backward, &grad.shape(), &indices.shape());
         if !addresses(&plan) {
-            return portable::max_unpool_backward::<Self>(grad, indices, plan);
+            return composition::max_unpool_backward::<Self>(grad, indices, plan);
         }
         KernelIndices::new(&plan, indices).gather(Direction::Backward, grad, shape)
     }
@@ -46,17 +46,17 @@ impl UnpoolBackend for CubeBackend {
     fn max_unpool_index_check(indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         plan.checked_flag_shape(&indices.shape());
         if !addresses(&plan) {
-            return portable::max_unpool_index_check::<Self>(indices, plan);
+            return composition::max_unpool_index_check::<Self>(indices, plan);
         }
         KernelIndices::new(&plan, indices).index_check()
     }
 
     fn max_pool_with_indices(x: CubeTensor, plan: PoolPlan) -> (CubeTensor, CubeTensor) {
-        max_pool::max_pool(x, plan, portable::max_pool_with_indices::<Self>)
+        max_pool::max_pool(x, plan, composition::max_pool_with_indices::<Self>)
     }
 
     fn max_pool_with_indices_int(x: CubeTensor, plan: PoolPlan) -> (CubeTensor, CubeTensor) {
-        max_pool::max_pool(x, plan, portable::max_pool_with_indices_int::<Self>)
+        max_pool::max_pool(x, plan, composition::max_pool_with_indices_int::<Self>)
     }
 
     fn max_pool_with_indices_backward(
@@ -65,17 +65,6 @@ impl UnpoolBackend for CubeBackend {
         plan: PoolPlan,
     ) -> CubeTensor {
         max_pool::max_pool_backward(grad, indices, plan)
-    }
-}
-
-pub(crate) fn largest_allocation(device: &Device) -> Option<u64> {
-    match device.as_dispatch().clone().inner() {
-        #[cfg(feature = "cube")]
-        burn::backend::DispatchDevice::Cube(cube) => {
-            Some(cube.client().properties().memory.max_page_size)
-        }
-        #[allow(unreachable_patterns)]
-        _ => None,
     }
 }
 
