@@ -6,12 +6,15 @@ left out) of crates/burn-unpool/src, resolves it to the module that defines it (
 root re-exports are followed to their module) and checks it against LAYERS: a module may use
 modules of lower layers, and within its own layer only its own unit (a file or folder and what
 lies under it). Prints each offending path and exits 1, or prints the counts and exits 0.
+Also fails when docs/design.md's table of the library's files misses a file, names one that is
+not there, or gives one another layer than LAYERS does.
 """
 import os
 import re
 import sys
 
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "burn-unpool", "src")
+DESIGN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "design.md")
 
 # Lowest first. Each entry is one layer: the units in it (module paths) do not use each other.
 LAYERS = [
@@ -107,7 +110,33 @@ def layer_of(module):
     return best[0], SAME_UNIT.get(best[1], best[1])
 
 
+def design_table_errors():
+    """Each way docs/design.md's table of files differs from the tree and LAYERS."""
+    text = open(DESIGN).read()
+    section = text.split("## The library's files", 1)[1].split("\n## ", 1)[0]
+    listed = dict(re.findall(r"^\| `([^`]+\.rs)` \| (\w+) \|", section, flags=re.M))
+    errors = []
+    for directory, _, files in os.walk(SRC):
+        for name in files:
+            if not name.endswith(".rs"):
+                continue
+            path = os.path.join(directory, name)
+            rel = os.path.relpath(path, SRC).replace(os.sep, "/")
+            index, _ = layer_of(module_of_file(path))
+            layer = "root" if LAYERS[index] == [""] else str(index + 1)
+            if rel not in listed:
+                errors.append(f"{rel} (layer {layer}) is not in docs/design.md's table")
+            elif listed[rel] != layer:
+                errors.append(f"{rel} is layer {layer}, docs/design.md says {listed[rel]}")
+            listed.pop(rel, None)
+    errors += [f"docs/design.md lists {rel}, which is not a file of the library" for rel in listed]
+    return sorted(errors)
+
+
 def main():
+    table_errors = design_table_errors()
+    for error in table_errors:
+        print("design.md:", error)
     reexports = root_reexports()
     bad, checked = [], 0
     for directory, _, files in os.walk(SRC):
@@ -145,7 +174,7 @@ def main():
     for line in sorted(set(bad)):
         print("upward import:", line)
     print(f"{checked} crate paths checked, {len(set(bad))} upward")
-    return 1 if bad else 0
+    return 1 if bad or table_errors else 0
 
 
 if __name__ == "__main__":

@@ -5,16 +5,6 @@ use burn::tensor::DType;
 use crate::IndexLayout;
 
 /// Why a pool or an unpooling was refused: the tensor functions panic with it, the plans return it.
-/// ```
-/// use burn_unpool::{MaxUnpoolOptions, UnpoolError, UnpoolPlan};
-///
-/// let err = UnpoolPlan::new(&[1, 1, 4], &[1, 1, 5], &MaxUnpoolOptions::new([2])).unwrap_err();
-/// assert!(matches!(err, UnpoolError::ShapeMismatch { .. }));
-/// assert_eq!(
-///     err.to_string(),
-///     "max_unpool: x and indices must have the same shape, got x [1, 1, 4] and indices [1, 1, 5]"
-/// );
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UnpoolError {

@@ -60,19 +60,6 @@ pub fn max_pool3d_with_indices(
 }
 
 /// [`max_pool3d_with_indices`] at any rank, for `x` `[N, C, D1..Dk]` (`R = D + 2`).
-/// ```
-/// use burn::tensor::ops::MaxPoolOptions;
-/// use burn::tensor::{Device, Tensor, TensorData};
-/// use burn_unpool::max_pool_with_indices;
-///
-/// let device = Device::flex();
-/// // The second window holds only -inf: its index is its own first element, 2.
-/// let x = Tensor::<3>::from_floats([[[5.0, 1.0, f32::NEG_INFINITY, f32::NEG_INFINITY]]], &device);
-/// let (pooled, indices) = max_pool_with_indices(x, MaxPoolOptions::new([2]));
-/// pooled.into_data().assert_eq(&TensorData::from([[[5.0f32, f32::NEG_INFINITY]]]), false);
-/// let indices = indices.into_tensor().into_data().convert::<i64>();
-/// assert_eq!(indices, TensorData::from([[[0i64, 2]]]));
-/// ```
 /// # Panics
 /// As [`max_pool3d_with_indices`], and when `options` has not `R - 2` spatial axes.
 pub fn max_pool_with_indices<const D: usize, const R: usize>(

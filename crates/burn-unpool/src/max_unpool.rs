@@ -11,12 +11,9 @@ use crate::op;
 use crate::plan::{UnpoolRequest, checks};
 
 macro_rules! max_unpool_nd {
-    ($name:ident, $dims:literal, $rank:literal, $shape:literal, $example:literal) => {
+    ($name:ident, $dims:literal, $rank:literal, $shape:literal) => {
         #[doc = concat!($dims, "-d max unpooling of `x` `", $shape, "` with the indices of the pool that produced it.")]
         /// See [`max_unpool`] for the rules and the panics.
-        /// ```
-        #[doc = $example]
-        /// ```
         #[track_caller]
         pub fn $name<K: UnpoolKind>(
             x: Tensor<$rank, K>,
@@ -28,60 +25,11 @@ macro_rules! max_unpool_nd {
     };
 }
 
-max_unpool_nd!(
-    max_unpool1d,
-    1,
-    3,
-    "[N, C, L]",
-    r#"
-use burn::tensor::{Device, Int, Tensor, TensorData};
-use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
+max_unpool_nd!(max_unpool1d, 1, 3, "[N, C, L]");
 
-let device = Device::flex();
-let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
-let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
-let y = max_unpool1d(x, indices, MaxUnpoolOptions::new([2]));
-y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 9.0, 0.0]]]), false);
-"#
-);
+max_unpool_nd!(max_unpool2d, 2, 4, "[N, C, H, W]");
 
-max_unpool_nd!(
-    max_unpool2d,
-    2,
-    4,
-    "[N, C, H, W]",
-    r#"
-use burn::tensor::module::max_pool2d_with_indices;
-use burn::tensor::ops::MaxPoolOptions;
-use burn::tensor::{Device, Tensor, TensorData};
-use burn_unpool::{MaxUnpoolOptions, max_unpool2d};
-
-let device = Device::flex();
-let image = Tensor::<4>::from_floats([[[[1.0, 5.0], [3.0, 2.0]]]], &device);
-let pool = MaxPoolOptions::new([2, 2]);
-let (pooled, indices) = max_pool2d_with_indices(image, pool.clone());
-let restored = max_unpool2d(pooled, indices, MaxUnpoolOptions::from_pool(&pool));
-restored.into_data().assert_eq(&TensorData::from([[[[0.0f32, 5.0], [0.0, 0.0]]]]), false);
-"#
-);
-
-max_unpool_nd!(
-    max_unpool3d,
-    3,
-    5,
-    "[N, C, D, H, W]",
-    r#"
-use burn::tensor::{Device, Int, Tensor};
-use burn_unpool::{MaxUnpoolOptions, max_unpool3d};
-
-let device = Device::flex();
-let x = Tensor::<5>::ones([1, 2, 1, 1, 1], &device);
-let indices = Tensor::<5, Int>::from_ints([[[[[7]]], [[[0]]]]], &device);
-let y = max_unpool3d(x, indices, MaxUnpoolOptions::new([2, 2, 2]));
-assert_eq!(y.dims(), [1, 2, 2, 2, 2]);
-assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
-"#
-);
+max_unpool_nd!(max_unpool3d, 3, 5, "[N, C, D, H, W]");
 
 /// `D`-dimensional max unpooling of `x` `[N, C, D1..Dk]` (`R = D + 2`): every value of `x` is
 /// written into a zero-filled `[N, C, O1..Ok]` at the position its index gives.
@@ -89,19 +37,18 @@ assert_eq!(y.sum().into_scalar::<f32>(), 2.0);
 /// For raw indices the output size defaults to
 /// `O = (I - 1) * stride - (pad_begin + pad_end) + dilation * (kernel - 1) + 1`; of duplicate
 /// indices the last in row-major order wins. See the [guide](crate::guide).
-/// # Panics
-/// With a message naming the problem and its values, e.g. the first index out of range.
-///
-/// Float indices are refused by the type system:
-/// ```compile_fail
-/// use burn::tensor::{Device, Tensor};
+/// ```
+/// use burn::tensor::{Device, Int, Tensor, TensorData};
 /// use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
 ///
 /// let device = Device::flex();
-/// let x = Tensor::<3>::ones([1, 1, 2], &device);
-/// let float_indices = Tensor::<3>::zeros([1, 1, 2], &device);
-/// let _ = max_unpool1d(x, float_indices, MaxUnpoolOptions::new([2]));
+/// let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
+/// let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
+/// let y = max_unpool1d(x, indices, MaxUnpoolOptions::new([2]));
+/// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 9.0, 0.0]]]), false);
 /// ```
+/// # Panics
+/// With a message naming the problem and its values, e.g. the first index out of range.
 #[track_caller]
 pub fn max_unpool<const D: usize, const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,

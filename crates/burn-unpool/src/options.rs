@@ -154,17 +154,6 @@ impl<const D: usize> MaxUnpoolOptions<D> {
     }
 
     /// Skips the index check (a GPU read-back) for trusted indices: one out of range is skipped.
-    /// ```
-    /// use burn::tensor::{Device, Int, Tensor, TensorData};
-    /// use burn_unpool::{MaxUnpoolOptions, max_unpool1d};
-    ///
-    /// let device = Device::flex();
-    /// let x = Tensor::<3>::from_floats([[[7.0, 9.0]]], &device);
-    /// let indices = Tensor::<3, Int>::from_ints([[[1, 8]]], &device); // 8 is out of range
-    /// let options = MaxUnpoolOptions::new([2]).without_index_check();
-    /// let y = max_unpool1d(x, indices, options);
-    /// y.into_data().assert_eq(&TensorData::from([[[0.0f32, 7.0, 0.0, 0.0]]]), false);
-    /// ```
     pub fn without_index_check(mut self) -> Self {
         self.check_indices = false;
         self

@@ -33,26 +33,8 @@ pub use route::{DeviceLimits, Route, device_limits, route};
 
 use crate::plan::{Direction, PoolPlan, UnpoolPlan};
 
-/// This crate's ops on a backend, each defaulting to the [`composition`] of Burn's ops;
-/// Flex, NdArray and CubeCL run kernels, autodiff adds the exact backward. For checked plans:
-///
-/// ```
-/// use burn::backend::Dispatch;
-/// use burn::tensor::{Device, Int, Tensor};
-/// use burn_unpool::{MaxUnpoolOptions, UnpoolBackend, UnpoolPlan};
-///
-/// let device = Device::flex();
-/// let x = Tensor::<3>::from_floats([[[1.0, 2.0]]], &device);
-/// let indices = Tensor::<3, Int>::from_ints([[[1, 2]]], &device);
-/// let plan = UnpoolPlan::new(&x.dims(), &indices.dims(), &MaxUnpoolOptions::new([2])).unwrap();
-/// let y = Tensor::<3>::from_dispatch(<Dispatch as UnpoolBackend>::max_unpool(
-///     x.into_dispatch(),
-///     indices.into_dispatch(),
-///     plan,
-/// ));
-/// assert_eq!(y.dims(), [1, 1, 4]);
-/// ```
-///
+/// This crate's ops on a backend, each defaulting to the [`composition`] of Burn's ops; Flex,
+/// NdArray and CubeCL run kernels, autodiff adds the exact backward ([guide](crate::guide)).
 /// Implementations panic before touching memory when the tensors are not the plan's, and never
 /// write an out-of-range index (the CPU kernels report it where the plan checks indices).
 #[backend_extension(

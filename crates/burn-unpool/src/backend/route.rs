@@ -28,14 +28,6 @@ impl core::fmt::Display for Route {
 }
 
 /// The route this crate's ops take on `device` in this build (its features and Burn's).
-///
-/// ```
-/// use burn::tensor::Device;
-/// use burn_unpool::{Route, route};
-///
-/// // The `flex` feature (on by default) gives Flex devices the CPU kernels.
-/// assert_eq!(route(&Device::flex()), Route::CpuKernels);
-/// ```
 pub fn route(device: &Device) -> Route {
     if crate::diagnostics::composition_forced() {
         return Route::Composition;
@@ -66,12 +58,6 @@ pub struct DeviceLimits {
 
 /// `device`'s [`DeviceLimits`] where it is a CubeCL device of this build's runtimes (`wgpu`,
 /// `vulkan`, `metal`); `None` elsewhere, where the host's memory is the only bound.
-///
-/// ```
-/// use burn::tensor::Device;
-///
-/// assert_eq!(burn_unpool::device_limits(&Device::flex()), None);
-/// ```
 #[cfg_attr(
     not(any(feature = "wgpu", feature = "vulkan", feature = "metal")),
     allow(unused_variables)

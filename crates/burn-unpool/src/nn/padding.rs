@@ -1,3 +1,5 @@
+//! Burn's padding configs as padding pairs, `Same` as Burn 0.22 computes it.
+
 use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
 use burn_unpool_shape::AutoPad;
 

@@ -1,3 +1,5 @@
+//! A pool layer's fields, turned into the options of one unpooling call.
+
 use burn::tensor::ops::MaxPoolOptions;
 
 use super::padding::PaddingPairs;

@@ -1,3 +1,5 @@
+//! `forward_with_indices` for Burn's pool modules and `MaxPool3d`.
+
 use burn::nn::pool::{MaxPool1d, MaxPool2d};
 use burn::tensor::Tensor;
 

@@ -30,8 +30,7 @@ macro_rules! unpool_module {
     (
         $module:ident, $config:ident, $pool_config:ty, $dims:literal, $rank:literal,
         axes: $axes:ty, stride: $stride:ident, padding: $padding:ty,
-        defaults: ($padding_default:literal, $dilation_default:literal),
-        example: $example:literal
+        defaults: ($padding_default:literal, $dilation_default:literal)
     ) => {
         #[doc = concat!("Configuration to create a [", stringify!($dims), "-d max unpooling](", stringify!($module), ") layer using the [init function](", stringify!($config), "::init).")]
         ///
@@ -56,9 +55,6 @@ macro_rules! unpool_module {
 
         #[doc = concat!("Applies ", stringify!($dims), "-d max unpooling with the indices of a max pool.")]
         #[doc = concat!("Should be created with [", stringify!($config), "].")]
-        /// ```
-        #[doc = $example]
-        /// ```
         #[derive(Module, Debug)]
         #[module(custom_display)]
         pub struct $module {
@@ -182,51 +178,12 @@ macro_rules! unpool_module {
 
 unpool_module!(MaxUnpool1d, MaxUnpool1dConfig, MaxPool1dConfig, 1, 3,
     axes: usize, stride: stride, padding: PaddingConfig1d,
-    defaults: ("PaddingConfig1d::Valid", "1"), example: r#"
-use burn::tensor::{Device, Int, Tensor};
-use burn_unpool::nn::MaxUnpool1dConfig;
-
-let device = Device::flex();
-let unpool = MaxUnpool1dConfig::new(2).init();
-let x = Tensor::<3>::from_floats([[[4.0, 8.0, 6.0]]], &device);
-let indices = Tensor::<3, Int>::from_ints([[[0, 3, 4]]], &device);
-assert_eq!(unpool.forward(x.clone(), indices.clone()).dims(), [1, 1, 6]);
-assert_eq!(unpool.forward_with_output_size(x, indices, [7]).dims(), [1, 1, 7]);
-assert_eq!(
-    unpool.to_string(),
-    "MaxUnpool1d {kernel_size: 2, stride: 2, padding: Valid, dilation: 1, ceil_mode: false}"
-);
-"#);
+    defaults: ("PaddingConfig1d::Valid", "1"));
 
 unpool_module!(MaxUnpool2d, MaxUnpool2dConfig, MaxPool2dConfig, 2, 4,
     axes: [usize; 2], stride: strides, padding: PaddingConfig2d,
-    defaults: ("PaddingConfig2d::Valid", "[1, 1]"), example: r#"
-use burn::nn::PaddingConfig2d;
-use burn::nn::pool::MaxPool2dConfig;
-use burn::tensor::{Device, Tensor};
-use burn_unpool::nn::{MaxPoolWithIndices, MaxUnpool2dConfig};
-
-let device = Device::flex();
-let padding = PaddingConfig2d::Explicit(1, 1, 1, 1);
-let pool = MaxPool2dConfig::new([3, 3]).with_strides([2, 2]).with_padding(padding.clone());
-// The unpooling's config is written as the pool's, or taken from it with `From`.
-let unpool = MaxUnpool2dConfig::new([3, 3]).with_strides([2, 2]).with_padding(padding);
-assert_eq!(unpool.padding, MaxUnpool2dConfig::from(&pool).padding);
-let (pool, unpool) = (pool.init(), unpool.init());
-let image = Tensor::<4>::ones([1, 3, 5, 5], &device);
-let (pooled, indices) = pool.forward_with_indices(image);
-assert_eq!(unpool.forward(pooled, indices).dims(), [1, 3, 5, 5]);
-"#);
+    defaults: ("PaddingConfig2d::Valid", "[1, 1]"));
 
 unpool_module!(MaxUnpool3d, MaxUnpool3dConfig, MaxPool3dConfig, 3, 5,
     axes: [usize; 3], stride: strides, padding: PaddingConfig3d,
-    defaults: ("PaddingConfig3d::Valid", "[1, 1, 1]"), example: r#"
-use burn::tensor::{Device, Int, Tensor};
-use burn_unpool::nn::MaxUnpool3dConfig;
-
-let device = Device::flex();
-let unpool = MaxUnpool3dConfig::new([2, 2, 2]).init();
-let x = Tensor::<5>::ones([2, 4, 3, 3, 3], &device);
-let indices = Tensor::<5, Int>::zeros([2, 4, 3, 3, 3], &device);
-assert_eq!(unpool.forward(x, indices).dims(), [2, 4, 6, 6, 6]);
-"#);
+    defaults: ("PaddingConfig3d::Valid", "[1, 1, 1]"));

@@ -22,15 +22,6 @@ fn fastest_first(dims: usize, order: IndexOrder) -> Vec<usize> {
 /// Per-plane indices to global ones, `per_plane + (n*C + c) * plane_len` (i64 if they need it).
 /// # Panics
 /// When the indices are not `[N, C, spatial..]`, `plane_len` is 0, or an index would pass `i64`.
-/// ```
-/// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::onnx::per_plane_to_global;
-///
-/// let device = Device::flex();
-/// let indices = Tensor::<3, Int>::from_ints([[[1, 3], [0, 2]]], &device);
-/// let global = per_plane_to_global(indices, 4);
-/// global.into_data().assert_eq(&TensorData::from([[[1i32, 3], [4, 6]]]), false);
-/// ```
 pub fn per_plane_to_global<const R: usize>(
     indices: Tensor<R, Int>,
     plane_len: usize,
@@ -42,15 +33,6 @@ pub fn per_plane_to_global<const R: usize>(
 /// Global indices to per-plane ones; one into another plane comes out `< 0` or `>= plane_len`.
 /// # Panics
 /// As [`per_plane_to_global`].
-/// ```
-/// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::onnx::global_to_per_plane;
-///
-/// let device = Device::flex();
-/// let indices = Tensor::<3, Int>::from_ints([[[1, 3], [4, 6]]], &device);
-/// let per_plane = global_to_per_plane(indices, 4);
-/// per_plane.into_data().assert_eq(&TensorData::from([[[1i32, 3], [0, 2]]]), false);
-/// ```
 pub fn global_to_per_plane<const R: usize>(
     indices: Tensor<R, Int>,
     plane_len: usize,
@@ -62,16 +44,6 @@ pub fn global_to_per_plane<const R: usize>(
 /// ONNX `storage_order = 1` indices to row-major ones; `input_spatial` is the pool's input's.
 /// # Panics
 /// When `input_spatial` is not one non-zero size per spatial axis, or passes `i64::MAX` elements.
-/// ```
-/// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::onnx::column_major_to_row_major;
-///
-/// // ONNX `maxpool_with_argmax_2d_precomputed_strides`: 5x5 input, storage_order = 1.
-/// let device = Device::flex();
-/// let indices = Tensor::<4, Int>::from_ints([[[[6, 16], [8, 18]]]], &device);
-/// let row_major = column_major_to_row_major(indices, &[5, 5]);
-/// row_major.into_data().assert_eq(&TensorData::from([[[[6i32, 8], [16, 18]]]]), false);
-/// ```
 pub fn column_major_to_row_major<const R: usize>(
     indices: Tensor<R, Int>,
     input_spatial: &[usize],
@@ -87,16 +59,6 @@ pub fn column_major_to_row_major<const R: usize>(
 /// Row-major indices to `storage_order = 1` ones: the inverse of [`column_major_to_row_major`].
 /// # Panics
 /// As [`column_major_to_row_major`].
-/// ```
-/// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::onnx::row_major_to_column_major;
-///
-/// // ONNX `maxpool_with_argmax_2d_precomputed_strides`: 5x5 input, storage_order = 1.
-/// let device = Device::flex();
-/// let indices = Tensor::<4, Int>::from_ints([[[[6, 8], [16, 18]]]], &device);
-/// let column_major = row_major_to_column_major(indices, &[5, 5]);
-/// column_major.into_data().assert_eq(&TensorData::from([[[[6i32, 16], [8, 18]]]]), false);
-/// ```
 pub fn row_major_to_column_major<const R: usize>(
     indices: Tensor<R, Int>,
     input_spatial: &[usize],

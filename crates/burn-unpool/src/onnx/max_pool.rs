@@ -11,14 +11,6 @@ use crate::op;
 use crate::plan::{PoolPlan, pool_index_dtype};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
-/// ```
-/// use burn_unpool::onnx::{AutoPad, MaxPoolAttributes};
-///
-/// let attributes = MaxPoolAttributes::new(vec![3, 3, 3])
-///     .with_strides(vec![2, 2, 2])
-///     .with_auto_pad(AutoPad::SameUpper);
-/// assert_eq!(attributes.storage_order, 0);
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MaxPoolAttributes {
     /// `kernel_shape` (required).
@@ -137,20 +129,6 @@ impl MaxPoolAttributes {
 }
 
 /// ONNX `MaxPool`: `Y` and int64 global `Indices`, each window's first maximum in scan order.
-/// ```
-/// use burn::tensor::{Device, Int, Tensor, TensorData};
-/// use burn_unpool::onnx::{MaxPoolAttributes, max_pool_onnx};
-///
-/// // ONNX `maxpool_with_argmax_2d_precomputed_strides`: 5 x 5 input holding 1..=25.
-/// let device = Device::flex();
-/// let x = Tensor::<1, Int>::arange(1..26, &device).float().reshape([1, 1, 5, 5]);
-/// let attributes = MaxPoolAttributes::new(vec![2, 2])
-///     .with_strides(vec![2, 2])
-///     .with_storage_order(1);
-/// let (y, indices) = max_pool_onnx(x, &attributes);
-/// y.into_data().assert_eq(&TensorData::from([[[[7.0f32, 9.0], [17.0, 19.0]]]]), false);
-/// indices.into_data().assert_eq(&TensorData::from([[[[6i64, 16], [8, 18]]]]), false);
-/// ```
 /// # Panics
 /// For a malformed node, an axis without output, or a window entirely in the padding.
 pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(

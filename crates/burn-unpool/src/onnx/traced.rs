@@ -5,14 +5,6 @@ use burn::tensor::{DType, Device, Int, Tensor};
 use super::indices::plane_ramp;
 
 /// Each plane's first global index, `(n*C + c) * D1*..*Dk`, as int64 `[N, C, 1, ..]`.
-/// ```
-/// use burn::tensor::{Device, TensorData};
-/// use burn_unpool::onnx::plane_offsets;
-///
-/// let offsets = plane_offsets([2, 3, 4, 5], &Device::flex());
-/// let expected = TensorData::from([[[[0i64]], [[20]], [[40]]], [[[60]], [[80]], [[100]]]]);
-/// offsets.into_data().assert_eq(&expected, false);
-/// ```
 /// # Panics
 /// When `R < 3`, or the tensor has more elements than `i64::MAX`.
 pub fn plane_offsets<const R: usize>(shape: [usize; R], device: &Device) -> Tensor<R, Int> {
@@ -49,12 +41,6 @@ pub struct PoolIndexSource {
 
 impl PoolIndexSource {
     /// The source for a pool over `pool_input_shape`, indices re-based to `plane_stride`.
-    /// ```
-    /// use burn_unpool::onnx::PoolIndexSource;
-    ///
-    /// let source = PoolIndexSource::new(&[1, 2, 4, 4], Some(16));
-    /// assert_eq!(source.pool_plane_len(), 16);
-    /// ```
     pub fn new(pool_input_shape: &[usize], plane_stride: Option<usize>) -> Self {
         Self {
             pool_input_shape: pool_input_shape.to_vec(),
