@@ -331,3 +331,36 @@ fn a_ceil_mode_layer_refuses_raw_indices_as_the_functions_do() {
         );
     }
 }
+
+/// Burn 0.23's `MaxPool3d` pools with indices too: its values as its own `forward` gives them,
+/// and the indices unpool to the pool's input with every maximum in place.
+#[cfg(burn_next)]
+#[test]
+fn burns_own_3d_pool_module_pools_with_indices() {
+    for (name, device) in devices() {
+        let pool_config = burn::nn::pool::MaxPool3dConfig::new([2, 2, 2]).with_ceil_mode(true);
+        let pool = pool_config.init();
+        let x = Tensor::<1, Int>::arange(0..60, &device)
+            .float()
+            .reshape([1, 1, 3, 4, 5]);
+        let (pooled, indices) = pool.forward_with_indices(x.clone());
+        assert_bit_equal(
+            &pooled.to_data(),
+            &pool.forward(x.clone()).into_data(),
+            name,
+        );
+        let restored = MaxUnpool3dConfig::from(&pool_config)
+            .init()
+            .forward(pooled.clone(), indices);
+        // 2 x 2 x 3 windows (ceil mode): each maximum back at its place, zeros elsewhere. The
+        // only zero of `x` (its first element) is no maximum, so 12 + 1 elements equal `x`.
+        assert_eq!(pooled.dims(), [1, 1, 2, 2, 3], "{name}");
+        let kept = restored.clone().equal(x).int().sum().into_scalar::<i64>();
+        let placed = restored
+            .not_equal_elem(0.0)
+            .int()
+            .sum()
+            .into_scalar::<i64>();
+        assert_eq!((kept, placed), (13, 12), "{name}");
+    }
+}

@@ -60,5 +60,7 @@ fn a_narrow_default_int_dtype_gives_i64_pool_indices_on_every_route() {
         };
         on_both_routes(run);
     }
-    assert!(configured >= 2, "Flex and NdArray have I16");
+    // Burn 0.23 has no NdArray: Flex is the one CPU device there.
+    let cpu_devices = if cfg!(burn_next) { 1 } else { 2 };
+    assert!(configured >= cpu_devices, "Flex and NdArray have I16");
 }

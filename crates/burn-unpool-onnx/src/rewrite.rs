@@ -48,8 +48,9 @@ pub fn rewrite_max_unpool(model: &mut ModelProto) -> usize {
 /// Moves the default-domain `MaxPool` nodes of `model` that burn-unpool imports to [`DOMAIN`]:
 /// every pool with an `Indices` output (burn-onnx's pools with indices run Burn's pool, whose
 /// edge rules differ from PyTorch's and ONNX's, and convert its indices in extra passes), 3-d pools
-/// (Burn has none) and pools whose input the model declares an integer tensor (a graph input,
-/// `value_info` or initializer; Burn's pools are float-only). Returns how many nodes moved.
+/// (Burn 0.22 has none; Burn 0.23's is not checked against ONNX here) and pools whose input the
+/// model declares an integer tensor (a graph input, `value_info` or initializer; Burn's pools are
+/// float-only). Returns how many nodes moved.
 /// burn-onnx keeps the other pools: 1-d and 2-d float pools without `Indices`, which Burn's pools
 /// compute as ONNX does.
 ///

@@ -57,6 +57,7 @@ fn main() -> ExitCode {
 fn device(name: &str) -> Result<Device, String> {
     match name {
         "flex" | "cpu" => Ok(Device::flex()),
+        #[cfg(not(burn_next))]
         #[allow(deprecated)]
         "ndarray" => Ok(Device::ndarray()),
         #[cfg(feature = "wgpu")]

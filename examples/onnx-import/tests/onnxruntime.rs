@@ -3,11 +3,13 @@
 use burn::tensor::Device;
 use onnx_import::{Recorded, compare_with_onnxruntime};
 
-// NdArray is deprecated in Burn 0.22 but still shipped; only a wgpu build adds a device.
+// NdArray is deprecated in Burn 0.22 but still shipped (Burn 0.23 has none).
 #[allow(deprecated)]
-#[cfg_attr(not(feature = "wgpu"), allow(unused_mut))]
+#[cfg_attr(all(burn_next, not(feature = "wgpu")), allow(unused_mut))]
 fn devices() -> Vec<(&'static str, Device)> {
-    let mut devices = vec![("flex", Device::flex()), ("ndarray", Device::ndarray())];
+    let mut devices = vec![("flex", Device::flex())];
+    #[cfg(not(burn_next))]
+    devices.push(("ndarray", Device::ndarray()));
     #[cfg(feature = "wgpu")]
     devices.push(("wgpu", Device::wgpu(burn::tensor::DeviceKind::default())));
     devices

@@ -24,7 +24,12 @@ impl DeviceChoice {
         #[allow(deprecated)]
         match self {
             DeviceChoice::Cpu | DeviceChoice::Flex => Ok(Device::flex()),
+            #[cfg(not(burn_next))]
             DeviceChoice::Ndarray => Ok(Device::ndarray()),
+            #[cfg(burn_next)]
+            DeviceChoice::Ndarray => {
+                Err("Burn 0.23 has no NdArray backend: use --device flex".into())
+            }
             DeviceChoice::Wgpu | DeviceChoice::Vulkan => gpu(self),
         }
     }
@@ -76,8 +81,13 @@ mod tests {
 
     #[test]
     fn the_cpu_devices_need_no_feature() {
-        for choice in [DeviceChoice::Cpu, DeviceChoice::Flex, DeviceChoice::Ndarray] {
+        for choice in [DeviceChoice::Cpu, DeviceChoice::Flex] {
             assert!(choice.device().is_ok(), "{choice:?}");
+        }
+        let ndarray = DeviceChoice::Ndarray.device();
+        match cfg!(burn_next) {
+            false => assert!(ndarray.is_ok()),
+            true => assert!(ndarray.unwrap_err().contains("--device flex")),
         }
     }
 }

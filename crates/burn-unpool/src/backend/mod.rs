@@ -37,13 +37,20 @@ use crate::plan::{Direction, PoolPlan, UnpoolPlan};
 /// NdArray and CubeCL run kernels, autodiff adds the exact backward ([guide](crate::guide)).
 /// Implementations panic before touching memory when the tensors are not the plan's, and never
 /// write an out-of-range index (the CPU kernels report it where the plan checks indices).
-#[backend_extension(
+#[cfg_attr(not(burn_next), backend_extension(
     Flex: cfg(feature = "flex"),
     NdArray: cfg(feature = "ndarray"),
     Autodiff,
     Cube: cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal")),
     Fusion: cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))
-)]
+))]
+// Burn 0.23 has no NdArray, and its macro refuses the name even behind a `cfg`.
+#[cfg_attr(burn_next, backend_extension(
+    Flex: cfg(feature = "flex"),
+    Autodiff,
+    Cube: cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal")),
+    Fusion: cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))
+))]
 pub trait UnpoolBackend: Backend {
     /// Writes `x` into zeros at its indices; with duplicates the last in row-major order wins.
     #[fusion(dtype = x, shape = plan.checked_result_shape(Direction::Forward, x, indices))]

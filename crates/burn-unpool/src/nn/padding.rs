@@ -1,4 +1,4 @@
-//! Burn's padding configs as padding pairs, `Same` as Burn 0.22 computes it.
+//! Burn's padding configs as padding pairs, `Same` as the Burn version in use computes it.
 
 use burn::nn::{PaddingConfig1d, PaddingConfig2d, PaddingConfig3d};
 use burn_unpool_shape::AutoPad;
@@ -11,8 +11,10 @@ pub(crate) trait PaddingPairs<const D: usize> {
         &self,
         kernel: [usize; D],
         stride: [usize; D],
+        dilation: [usize; D],
         input: Option<[usize; D]>,
     ) -> Option<[(usize, usize); D]> {
+        let kernel = std::array::from_fn(|axis| same_kernel(kernel[axis], dilation[axis]));
         self.explicit().or_else(|| same(kernel, stride, input))
     }
 }
@@ -57,6 +59,14 @@ fn same<const D: usize>(
     }))
 }
 
+/// The window `Same` padding covers: Burn 0.23's pools count the dilation, 0.22.1's do not.
+fn same_kernel(kernel: usize, dilation: usize) -> usize {
+    match cfg!(burn_next) {
+        true => (kernel - 1) * dilation + 1,
+        false => kernel,
+    }
+}
+
 /// Burn's `Same` padding of one axis: as ONNX's `SAME_UPPER`, the odd element at the end.
 fn same_padding(kernel: usize, stride: usize, size: usize) -> (usize, usize) {
     AutoPad::SameUpper
@@ -71,15 +81,38 @@ mod tests {
     #[test]
     fn same_padding_is_known_without_the_input_size_only_at_stride_1() {
         let same = PaddingConfig2d::Same;
-        assert_eq!(same.pairs([3, 4], [1, 1], None), Some([(1, 1), (1, 2)]));
-        assert_eq!(same.pairs([3, 3], [2, 2], None), None);
+        let one = [1, 1];
+        assert_eq!(same.pairs([3, 4], one, one, None), Some([(1, 1), (1, 2)]));
+        assert_eq!(same.pairs([3, 3], [2, 2], one, None), None);
         assert_eq!(
-            same.pairs([3, 3], [2, 2], Some([5, 7])),
+            same.pairs([3, 3], [2, 2], one, Some([5, 7])),
             Some([(1, 1), (1, 1)])
         );
         assert_eq!(
-            PaddingConfig1d::Explicit(2, 1).pairs([3], [2], None),
+            PaddingConfig1d::Explicit(2, 1).pairs([3], [2], [1], None),
             Some([(2, 1)])
         );
+    }
+
+    /// A kernel of 3 at dilation 2 spans 5 elements: Burn 0.22.1 pads `Same` for 3 (1 + 1), Burn
+    /// 0.23 for 5 (2 + 2). Burn's own pool module, read by its output length, agrees either way.
+    #[test]
+    fn same_padding_with_dilation_follows_the_burn_version_in_use() {
+        use burn::nn::pool::MaxPool1dConfig;
+        use burn::tensor::{Device, Tensor};
+
+        let ours = PaddingConfig1d::Same
+            .pairs([3], [1], [2], Some([8]))
+            .unwrap()[0];
+        let by_hand = if cfg!(burn_next) { (2, 2) } else { (1, 1) };
+        assert_eq!(ours, by_hand);
+        let burn_pool = MaxPool1dConfig::new(3)
+            .with_stride(1)
+            .with_padding(PaddingConfig1d::Same)
+            .with_dilation(2)
+            .init();
+        let pooled = burn_pool.forward(Tensor::<3>::ones([1, 1, 8], &Device::flex()));
+        // At stride 1, Burn's output length is 8 + its padding - 5 + 1.
+        assert_eq!(pooled.dims()[2] + 4 - 8, ours.0 + ours.1);
     }
 }

@@ -17,7 +17,7 @@ impl<const D: usize, P: PaddingPairs<D>> PoolFields<'_, D, P> {
     pub fn pool_options(&self, input: [usize; D]) -> MaxPoolOptions<D> {
         let padding = self
             .padding
-            .pairs(self.kernel, self.stride, Some(input))
+            .pairs(self.kernel, self.stride, self.dilation, Some(input))
             .expect("known for a given input size");
         MaxPoolOptions::new(self.kernel)
             .with_stride(self.stride)
@@ -27,7 +27,11 @@ impl<const D: usize, P: PaddingPairs<D>> PoolFields<'_, D, P> {
     }
 
     pub fn requires_output_size(&self) -> bool {
-        self.ceil_mode || self.padding.pairs(self.kernel, self.stride, None).is_none()
+        self.ceil_mode
+            || self
+                .padding
+                .pairs(self.kernel, self.stride, self.dilation, None)
+                .is_none()
     }
 
     /// The unpooling options; this crate's pool indices bring the input size `Same` padding needs.
@@ -43,7 +47,10 @@ impl<const D: usize, P: PaddingPairs<D>> PoolFields<'_, D, P> {
             .pooled()
             .and_then(|pool| pool.input_size().try_into().ok());
         let size = output_size.or(pool_input);
-        let Some(padding) = self.padding.pairs(self.kernel, self.stride, size) else {
+        let Some(padding) = self
+            .padding
+            .pairs(self.kernel, self.stride, self.dilation, size)
+        else {
             panic!(
                 "{layer}::forward: the pool this layer inverts has Same padding with a stride \
                  above 1, whose padding depends on its input size, which its output size {:?} \

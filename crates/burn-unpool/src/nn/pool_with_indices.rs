@@ -41,3 +41,11 @@ macro_rules! with_indices {
 with_indices!(MaxPool1d, 3, max_pool1d_with_indices, |v: usize| [v]);
 with_indices!(MaxPool2d, 4, max_pool2d_with_indices, |v: [usize; 2]| v);
 with_indices!(MaxPool3d, 5, max_pool3d_with_indices, |v: [usize; 3]| v);
+// Burn 0.23 has a 3-d pool module of its own; its indices come from this crate's pool as well.
+#[cfg(burn_next)]
+with_indices!(
+    burn::nn::pool::MaxPool3d,
+    5,
+    max_pool3d_with_indices,
+    |v: [usize; 3]| v
+);

@@ -187,3 +187,17 @@ unpool_module!(MaxUnpool2d, MaxUnpool2dConfig, MaxPool2dConfig, 2, 4,
 unpool_module!(MaxUnpool3d, MaxUnpool3dConfig, MaxPool3dConfig, 3, 5,
     axes: [usize; 3], stride: strides, padding: PaddingConfig3d,
     defaults: ("PaddingConfig3d::Valid", "[1, 1, 1]"));
+
+/// Burn 0.23's own `MaxPool3dConfig` carries over as this crate's does.
+#[cfg(burn_next)]
+impl From<&burn::nn::pool::MaxPool3dConfig> for MaxUnpool3dConfig {
+    fn from(pool: &burn::nn::pool::MaxPool3dConfig) -> Self {
+        Self {
+            kernel_size: pool.kernel_size,
+            strides: pool.strides,
+            padding: pool.padding.clone(),
+            dilation: pool.dilation,
+            ceil_mode: pool.ceil_mode,
+        }
+    }
+}

@@ -85,27 +85,17 @@ impl MetricsRenderer for EpochRenderer {
     }
 }
 
-impl TrainingProgressLogger for EpochRenderer {
-    fn start(
-        &mut self,
-        total_epochs: usize,
-        starting_epoch: usize,
-        _items: Option<usize>,
-        _label: Option<&str>,
-    ) {
+impl EpochRenderer {
+    fn start_training(&mut self, total_epochs: usize, starting_epoch: usize) {
         self.total_epochs = total_epochs;
         self.epoch = starting_epoch.max(1);
     }
 
-    fn update_epoch(&mut self, epoch: usize) {
-        self.epoch = epoch + 1;
-    }
-
-    fn start_split(&mut self, split: &str, total_items: usize) {
+    fn begin_split(&mut self, split: &str, total_items: Option<usize>) {
         self.split = split.to_string();
         self.values.clear();
         self.split_start = Instant::now();
-        let bar = ProgressBar::new(total_items as u64).with_style(
+        let bar = ProgressBar::new(total_items.unwrap_or(0) as u64).with_style(
             ProgressStyle::with_template(
                 "{prefix} [{bar:30}] {pos}/{len} images, {elapsed} (eta {eta})",
             )
@@ -119,13 +109,13 @@ impl TrainingProgressLogger for EpochRenderer {
         self.bar = Some(bar);
     }
 
-    fn update_split(&mut self, items_processed: usize) {
+    fn advance_split(&mut self, items_processed: usize) {
         if let Some(bar) = &self.bar {
             bar.set_position(items_processed as u64);
         }
     }
 
-    fn end_split(&mut self) {
+    fn finish_split(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
@@ -143,28 +133,88 @@ impl TrainingProgressLogger for EpochRenderer {
             self.split_start.elapsed().as_secs_f64()
         );
     }
-
-    fn end(&mut self) {}
-
-    fn log_event_training(&mut self, _event: String) {}
 }
 
-impl EvaluationProgressLogger for EpochRenderer {
-    fn start_global_progress(&mut self, _total_tests: usize) {}
+/// Burn 0.22's loggers are told item counts.
+#[cfg(not(burn_next))]
+mod loggers {
+    use super::*;
 
-    fn start_test(&mut self, name: &str, total_items: usize) {
-        self.start_split(name, total_items);
+    impl TrainingProgressLogger for EpochRenderer {
+        fn start(&mut self, epochs: usize, first: usize, _: Option<usize>, _: Option<&str>) {
+            self.start_training(epochs, first);
+        }
+        fn update_epoch(&mut self, epoch: usize) {
+            self.epoch = epoch + 1;
+        }
+        fn start_split(&mut self, split: &str, total_items: usize) {
+            self.begin_split(split, Some(total_items));
+        }
+        fn update_split(&mut self, items_processed: usize) {
+            self.advance_split(items_processed);
+        }
+        fn end_split(&mut self) {
+            self.finish_split();
+        }
+        fn end(&mut self) {}
+        fn log_event_training(&mut self, _event: String) {}
     }
 
-    fn update_test_progress(&mut self, items_processed: usize) {
-        self.update_split(items_processed);
+    impl EvaluationProgressLogger for EpochRenderer {
+        fn start_global_progress(&mut self, _total_tests: usize) {}
+        fn start_test(&mut self, name: &str, total_items: usize) {
+            self.begin_split(name, Some(total_items));
+        }
+        fn update_test_progress(&mut self, items_processed: usize) {
+            self.advance_split(items_processed);
+        }
+        fn end_test(&mut self) {
+            self.finish_split();
+        }
+        fn end_global_progress(&mut self) {}
+        fn log_event_evaluation(&mut self, _event: String) {}
+    }
+}
+
+/// Burn 0.23's loggers are given a `Progress` (its total may be unknown).
+#[cfg(burn_next)]
+mod loggers {
+    use burn::data::dataloader::Progress;
+
+    use super::*;
+
+    impl TrainingProgressLogger for EpochRenderer {
+        fn start(&mut self, epochs: usize, first: usize, _: Option<usize>, _: Option<&str>) {
+            self.start_training(epochs, first);
+        }
+        fn update_epoch(&mut self, epoch: usize) {
+            self.epoch = epoch + 1;
+        }
+        fn start_split(&mut self, split: &str, progress: &Progress) {
+            self.begin_split(split, progress.total);
+        }
+        fn update_split(&mut self, progress: &Progress) {
+            self.advance_split(progress.items_processed);
+        }
+        fn end_split(&mut self, _: &Progress) {
+            self.finish_split();
+        }
+        fn end(&mut self) {}
+        fn log_event_training(&mut self, _event: String) {}
     }
 
-    fn end_test(&mut self) {
-        self.end_split();
+    impl EvaluationProgressLogger for EpochRenderer {
+        fn start_global_progress(&mut self, _total_tests: usize) {}
+        fn start_test(&mut self, name: &str, progress: &Progress) {
+            self.begin_split(name, progress.total);
+        }
+        fn update_test_progress(&mut self, progress: &Progress) {
+            self.advance_split(progress.items_processed);
+        }
+        fn end_test(&mut self, _: &Progress) {
+            self.finish_split();
+        }
+        fn end_global_progress(&mut self) {}
+        fn log_event_evaluation(&mut self, _event: String) {}
     }
-
-    fn end_global_progress(&mut self) {}
-
-    fn log_event_evaluation(&mut self, _event: String) {}
 }
