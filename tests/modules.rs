@@ -340,7 +340,7 @@ fn a_ceil_mode_layer_refuses_raw_indices_as_the_functions_do() {
 fn burns_own_3d_pool_module_pools_with_indices() {
     let pool_config = burn::nn::pool::MaxPool3dConfig::new([2, 2, 2]).with_ceil_mode(true);
     let pool = pool_config.init();
-    let ramp = |device| {
+    let ramp = |device: &burn::tensor::Device| -> Tensor<5> {
         Tensor::<1, Int>::arange(0..60, device)
             .float()
             .reshape([1, 1, 3, 4, 5])
