@@ -15,6 +15,19 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "crates" / "burn-unpool" / "src"
 
 
+def closing(tokens, start, opening, close):
+    """The index of the token that closes the `opening` token at `start`."""
+    depth = 0
+    for index in range(start, len(tokens)):
+        if tokens[index][0] == opening:
+            depth += 1
+        elif tokens[index][0] == close:
+            depth -= 1
+            if depth == 0:
+                return index
+    return len(tokens) - 1
+
+
 def classify(text):
     """Per line of `text`: (excluded, comment). A small Rust lexer: strings, raw strings, char
     literals and nested block comments are skipped whole, so a `//` or a brace inside them is no
@@ -99,15 +112,7 @@ def classify(text):
         if k >= len(tokens) or tokens[k][0] != "[":
             t += 1
             continue
-        depth, m = 0, k
-        while m < len(tokens):
-            if tokens[m][0] == "[":
-                depth += 1
-            elif tokens[m][0] == "]":
-                depth -= 1
-                if depth == 0:
-                    break
-            m += 1
+        m = closing(tokens, k, "[", "]")
         body = "".join(text[tokens[k][2]:tokens[m][1]].split())
         first, last = line_of[start], line_of[tokens[m][1]]
         if body.startswith("doc"):
@@ -120,16 +125,7 @@ def classify(text):
                 q += 1
             end = tokens[q][1]
             if tokens[q][0] == "{":
-                depth = 0
-                while q < len(tokens):
-                    if tokens[q][0] == "{":
-                        depth += 1
-                    elif tokens[q][0] == "}":
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    q += 1
-                end = tokens[q][1]
+                end = tokens[closing(tokens, q, "{", "}")][1]
             for x in range(first, line_of[end - 1] + 1):
                 excluded[x] = True
             while t < len(tokens) and tokens[t][1] < end:

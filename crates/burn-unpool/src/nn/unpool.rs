@@ -26,6 +26,23 @@ impl<const D: usize> Axes<D> for [usize; D] {
     }
 }
 
+/// `From<&$pool_config>` for the unpooling config `$config`: the same fields, carried over.
+macro_rules! from_pool_config {
+    ($pool_config:ty, $config:ident, $stride:ident) => {
+        impl From<&$pool_config> for $config {
+            fn from(pool: &$pool_config) -> Self {
+                Self {
+                    kernel_size: pool.kernel_size,
+                    $stride: pool.$stride,
+                    padding: pool.padding.clone(),
+                    dilation: pool.dilation,
+                    ceil_mode: pool.ceil_mode,
+                }
+            }
+        }
+    };
+}
+
 macro_rules! unpool_module {
     (
         $module:ident, $config:ident, $pool_config:ty, $dims:literal, $rank:literal,
@@ -107,17 +124,7 @@ macro_rules! unpool_module {
             }
         }
 
-        impl From<&$pool_config> for $config {
-            fn from(pool: &$pool_config) -> Self {
-                Self {
-                    kernel_size: pool.kernel_size,
-                    $stride: pool.$stride,
-                    padding: pool.padding.clone(),
-                    dilation: pool.dilation,
-                    ceil_mode: pool.ceil_mode,
-                }
-            }
-        }
+        from_pool_config!($pool_config, $config, $stride);
 
         impl $module {
             fn inverted_pool(&self) -> PoolFields<'_, $dims, $padding> {
@@ -188,16 +195,6 @@ unpool_module!(MaxUnpool3d, MaxUnpool3dConfig, MaxPool3dConfig, 3, 5,
     axes: [usize; 3], stride: strides, padding: PaddingConfig3d,
     defaults: ("PaddingConfig3d::Valid", "[1, 1, 1]"));
 
-/// Burn 0.23's own `MaxPool3dConfig` carries over as this crate's does.
+// Burn 0.23's own `MaxPool3dConfig` carries over as this crate's does.
 #[cfg(burn_next)]
-impl From<&burn::nn::pool::MaxPool3dConfig> for MaxUnpool3dConfig {
-    fn from(pool: &burn::nn::pool::MaxPool3dConfig) -> Self {
-        Self {
-            kernel_size: pool.kernel_size,
-            strides: pool.strides,
-            padding: pool.padding.clone(),
-            dilation: pool.dilation,
-            ceil_mode: pool.ceil_mode,
-        }
-    }
-}
+from_pool_config!(burn::nn::pool::MaxPool3dConfig, MaxUnpool3dConfig, strides);

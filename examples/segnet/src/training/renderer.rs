@@ -135,86 +135,57 @@ impl EpochRenderer {
     }
 }
 
-/// Burn 0.22's loggers are told item counts.
+/// burn-train's progress loggers over the renderer, for either Burn's signatures: a split's calls
+/// carry a `$progress`, whose total `$total` and count `$processed` read; `$($end)*` is what
+/// `end_split` and `end_test` take besides `self`.
+macro_rules! progress_loggers {
+    ($progress:ty, total: $total:expr, processed: $processed:expr, end: ($($end:tt)*)) => {
+        impl TrainingProgressLogger for EpochRenderer {
+            fn start(&mut self, epochs: usize, first: usize, _: Option<usize>, _: Option<&str>) {
+                self.start_training(epochs, first);
+            }
+            fn update_epoch(&mut self, epoch: usize) {
+                self.epoch = epoch + 1;
+            }
+            fn start_split(&mut self, split: &str, progress: $progress) {
+                self.begin_split(split, $total(progress));
+            }
+            fn update_split(&mut self, progress: $progress) {
+                self.advance_split($processed(progress));
+            }
+            fn end_split(&mut self $($end)*) {
+                self.finish_split();
+            }
+            fn end(&mut self) {}
+            fn log_event_training(&mut self, _event: String) {}
+        }
+
+        impl EvaluationProgressLogger for EpochRenderer {
+            fn start_global_progress(&mut self, _total_tests: usize) {}
+            fn start_test(&mut self, name: &str, progress: $progress) {
+                self.begin_split(name, $total(progress));
+            }
+            fn update_test_progress(&mut self, progress: $progress) {
+                self.advance_split($processed(progress));
+            }
+            fn end_test(&mut self $($end)*) {
+                self.finish_split();
+            }
+            fn end_global_progress(&mut self) {}
+            fn log_event_evaluation(&mut self, _event: String) {}
+        }
+    };
+}
+
+// Burn 0.22's loggers are told item counts.
 #[cfg(not(burn_next))]
-mod loggers {
-    use super::*;
+progress_loggers!(usize, total: Some, processed: std::convert::identity, end: ());
 
-    impl TrainingProgressLogger for EpochRenderer {
-        fn start(&mut self, epochs: usize, first: usize, _: Option<usize>, _: Option<&str>) {
-            self.start_training(epochs, first);
-        }
-        fn update_epoch(&mut self, epoch: usize) {
-            self.epoch = epoch + 1;
-        }
-        fn start_split(&mut self, split: &str, total_items: usize) {
-            self.begin_split(split, Some(total_items));
-        }
-        fn update_split(&mut self, items_processed: usize) {
-            self.advance_split(items_processed);
-        }
-        fn end_split(&mut self) {
-            self.finish_split();
-        }
-        fn end(&mut self) {}
-        fn log_event_training(&mut self, _event: String) {}
-    }
-
-    impl EvaluationProgressLogger for EpochRenderer {
-        fn start_global_progress(&mut self, _total_tests: usize) {}
-        fn start_test(&mut self, name: &str, total_items: usize) {
-            self.begin_split(name, Some(total_items));
-        }
-        fn update_test_progress(&mut self, items_processed: usize) {
-            self.advance_split(items_processed);
-        }
-        fn end_test(&mut self) {
-            self.finish_split();
-        }
-        fn end_global_progress(&mut self) {}
-        fn log_event_evaluation(&mut self, _event: String) {}
-    }
-}
-
-/// Burn 0.23's loggers are given a `Progress` (its total may be unknown).
+// Burn 0.23's loggers are given a `Progress` (its total may be unknown).
 #[cfg(burn_next)]
-mod loggers {
-    use burn::data::dataloader::Progress;
-
-    use super::*;
-
-    impl TrainingProgressLogger for EpochRenderer {
-        fn start(&mut self, epochs: usize, first: usize, _: Option<usize>, _: Option<&str>) {
-            self.start_training(epochs, first);
-        }
-        fn update_epoch(&mut self, epoch: usize) {
-            self.epoch = epoch + 1;
-        }
-        fn start_split(&mut self, split: &str, progress: &Progress) {
-            self.begin_split(split, progress.total);
-        }
-        fn update_split(&mut self, progress: &Progress) {
-            self.advance_split(progress.items_processed);
-        }
-        fn end_split(&mut self, _: &Progress) {
-            self.finish_split();
-        }
-        fn end(&mut self) {}
-        fn log_event_training(&mut self, _event: String) {}
-    }
-
-    impl EvaluationProgressLogger for EpochRenderer {
-        fn start_global_progress(&mut self, _total_tests: usize) {}
-        fn start_test(&mut self, name: &str, progress: &Progress) {
-            self.begin_split(name, progress.total);
-        }
-        fn update_test_progress(&mut self, progress: &Progress) {
-            self.advance_split(progress.items_processed);
-        }
-        fn end_test(&mut self, _: &Progress) {
-            self.finish_split();
-        }
-        fn end_global_progress(&mut self) {}
-        fn log_event_evaluation(&mut self, _event: String) {}
-    }
-}
+progress_loggers!(
+    &burn::data::dataloader::Progress,
+    total: |progress: &burn::data::dataloader::Progress| progress.total,
+    processed: |progress: &burn::data::dataloader::Progress| progress.items_processed,
+    end: (, _: &burn::data::dataloader::Progress)
+);
