@@ -183,7 +183,7 @@ mod tests {
     /// there (docs/conv-grad-panic.md): 4 images of 360 x 480 (691200 columns, past the 524280
     /// the fallback kernel launches) and enough channels that the 7x7 column matrix passes the
     /// device's largest allocation (on lavapipe, 1 channel: 135475200 bytes, past 128 MiB).
-    #[cfg(feature = "wgpu")]
+    #[cfg(all(feature = "wgpu", not(burn_next)))]
     #[test]
     fn a_panic_on_burns_device_thread_ends_the_process() {
         use burn::tensor::module::conv2d;
@@ -224,6 +224,33 @@ mod tests {
         let stderr = ended_by_the_hook(&case, Duration::from_secs(600));
         assert!(stderr.contains("Cube count too big"), "{stderr}");
         assert!(stderr.contains("ending the process"), "{stderr}");
+    }
+
+    /// Burn 0.23's device thread, where CubeCL 0.12 no longer panics on the convolution gradient
+    /// above (it and a kernel that fails to compile reach the caller as errors,
+    /// docs/conv-grad-panic.md): a panic planted in a task the device runs exclusively, on its
+    /// own thread. The hook names that thread, not the test's.
+    #[cfg(all(feature = "wgpu", burn_next))]
+    #[test]
+    fn a_panic_on_burns_device_thread_ends_the_process() {
+        use burn::tensor::{Device, DeviceKind};
+
+        let case = case("a_panic_on_burns_device_thread_ends_the_process");
+        if is_child(&case) {
+            exit_on_panic();
+            let device = Device::wgpu(DeviceKind::default());
+            let burn::backend::DispatchDevice::Cube(cube) = device.as_dispatch().clone().inner()
+            else {
+                unreachable!("a wgpu device is a CubeCL device")
+            };
+            let ran: Result<(), _> = cube.client().exclusive(|| panic!("{PLANTED}"));
+            eprintln!("the task returned {ran:?}: nothing ended the process");
+            return;
+        }
+        let stderr = ended_by_the_hook(&case, Duration::from_secs(60));
+        assert!(stderr.contains(PLANTED), "{stderr}");
+        assert!(stderr.contains("ending the process"), "{stderr}");
+        assert!(!stderr.contains(&format!("thread '{case}'")), "{stderr}");
     }
 
     /// Installed twice, it still prints its line once and ends with the same status.

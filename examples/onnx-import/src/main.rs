@@ -60,10 +60,32 @@ fn device(name: &str) -> Result<Device, String> {
         #[cfg(not(burn_next))]
         #[allow(deprecated)]
         "ndarray" => Ok(Device::ndarray()),
+        #[cfg(burn_next)]
+        "ndarray" => Err("Burn 0.23 has no NdArray backend: use --device flex".into()),
         #[cfg(feature = "wgpu")]
         "wgpu" => Ok(Device::wgpu(burn::tensor::DeviceKind::default())),
         #[cfg(not(feature = "wgpu"))]
         "wgpu" => Err("the wgpu device needs `--features wgpu`".into()),
         other => Err(format!("unknown device {other:?}: flex, ndarray or wgpu")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::device;
+
+    #[test]
+    fn devices_are_found_by_name_or_refused_with_the_names() {
+        assert!(device("flex").is_ok() && device("cpu").is_ok());
+        let ndarray = device("ndarray");
+        match cfg!(burn_next) {
+            false => assert!(ndarray.is_ok()),
+            true => assert!(ndarray.unwrap_err().contains("--device flex")),
+        }
+        let unknown = device("tpu").unwrap_err();
+        assert!(
+            unknown.contains("\"tpu\"") && unknown.contains("flex"),
+            "{unknown}"
+        );
     }
 }
