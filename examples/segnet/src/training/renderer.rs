@@ -189,3 +189,58 @@ progress_loggers!(
     processed: |progress: &burn::data::dataloader::Progress| progress.items_processed,
     end: (, _: &burn::data::dataloader::Progress)
 );
+
+#[cfg(test)]
+mod tests {
+    use burn::train::logger::{EvaluationProgressLogger, TrainingProgressLogger};
+
+    use super::EpochRenderer;
+
+    /// The bar's `(position, length)`, if a split is open.
+    fn bar(renderer: &EpochRenderer) -> Option<(u64, Option<u64>)> {
+        renderer
+            .bar
+            .as_ref()
+            .map(|bar| (bar.position(), bar.length()))
+    }
+
+    /// A training split of 12 images and a test of 7, 5 and 3 done, as Burn 0.22 reports them.
+    #[cfg(not(burn_next))]
+    fn splits(renderer: &mut EpochRenderer) -> [Option<(u64, Option<u64>)>; 3] {
+        renderer.start_split("train", 12);
+        renderer.update_split(5);
+        let train = bar(renderer);
+        renderer.end_split();
+        let closed = bar(renderer);
+        renderer.start_test("test", 7);
+        renderer.update_test_progress(3);
+        [train, closed, bar(renderer)]
+    }
+
+    /// The same splits as Burn 0.23 reports them, in a `Progress`.
+    #[cfg(burn_next)]
+    fn splits(renderer: &mut EpochRenderer) -> [Option<(u64, Option<u64>)>; 3] {
+        use burn::data::dataloader::Progress;
+        renderer.start_split("train", &Progress::new(0, 12, None));
+        renderer.update_split(&Progress::new(5, 12, None));
+        let train = bar(renderer);
+        renderer.end_split(&Progress::new(12, 12, None));
+        let closed = bar(renderer);
+        renderer.start_test("test", &Progress::new(0, 7, None));
+        renderer.update_test_progress(&Progress::new(3, 7, None));
+        [train, closed, bar(renderer)]
+    }
+
+    /// Burn's loggers, under either version's signatures, move the split's bar: its length the
+    /// split's images, its position those done; closing the split removes it.
+    #[test]
+    fn the_loggers_move_the_splits_bar() {
+        let mut renderer = EpochRenderer::default();
+        TrainingProgressLogger::start(&mut renderer, 3, 2, None, None);
+        let [train, closed, test] = splits(&mut renderer);
+        assert_eq!(train, Some((5, Some(12))));
+        assert_eq!(closed, None);
+        assert_eq!(test, Some((3, Some(7))));
+        assert_eq!((renderer.epoch, renderer.total_epochs), (2, 3));
+    }
+}
