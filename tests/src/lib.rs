@@ -16,18 +16,46 @@ pub use recorded_pools::{RecordedPool, pool_cases};
 
 /// Every device the suites run on, by name: the CPU backends (NdArray with the `ndarray` feature,
 /// a default one), and with the `wgpu` feature the default wgpu adapter (a software Vulkan driver
-/// in CI).
+/// in CI). `BURN_UNPOOL_TEST_DEVICES` (names, comma-separated) keeps only those named: `wgpu`
+/// runs the suites on a second Vulkan driver without running the CPU devices again.
 pub fn devices() -> Vec<(&'static str, Device)> {
-    #[cfg_attr(not(any(feature = "ndarray", feature = "wgpu")), allow(unused_mut))]
     let mut devices = vec![("flex", Device::flex())];
     #[cfg(feature = "ndarray")]
     devices.push(("ndarray", Device::ndarray()));
     #[cfg(feature = "wgpu")]
-    devices.push((
-        "wgpu",
-        Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
-    ));
+    devices.push(("wgpu", wgpu_device()));
+    if let Ok(names) = std::env::var("BURN_UNPOOL_TEST_DEVICES") {
+        let names: Vec<&str> = names.split(',').map(str::trim).collect();
+        for name in &names {
+            assert!(
+                devices.iter().any(|(device, _)| device == name),
+                "BURN_UNPOOL_TEST_DEVICES names {name:?}, which this build has no device of"
+            );
+        }
+        devices.retain(|(device, _)| names.contains(device));
+    }
     devices
+}
+
+/// The default wgpu adapter; where `BURN_UNPOOL_TEST_ADAPTER` is set, checked to be the adapter
+/// it names (a part of the name the driver gives), so a run meant for one driver runs on no other.
+#[cfg(feature = "wgpu")]
+fn wgpu_device() -> Device {
+    let device = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+    if let Ok(expected) = std::env::var("BURN_UNPOOL_TEST_ADAPTER") {
+        let name = match device.as_dispatch().clone().inner() {
+            burn::backend::DispatchDevice::Cube(cube) => {
+                cube.client().properties().identity.name.clone()
+            }
+            #[allow(unreachable_patterns)]
+            other => panic!("the wgpu device is no CubeCL device: {other:?}"),
+        };
+        assert!(
+            name.contains(&expected),
+            "BURN_UNPOOL_TEST_ADAPTER is {expected:?}, but the default wgpu adapter is {name:?}"
+        );
+    }
+    device
 }
 
 /// The devices of [`devices`] that hold tensors of `rank` dimensions: NdArray holds at most 6.
@@ -248,17 +276,18 @@ pub fn assert_recorded_cases_hold_for_integer_values(pairs: &[(DType, DType)]) {
     for case in cases.iter().filter(|case| case.onnx_output_shape.is_none()) {
         for (device_name, device) in devices() {
             for &(values, indices) in pairs {
-                if !device.supports_dtype(values) {
+                let Some(actual) = where_supported(&device, &[values, indices], || {
+                    run(
+                        Direction::Forward,
+                        as_bits(&case.x, &case.input_shape, values),
+                        case.indices_data(indices),
+                        &case.geometry(),
+                        case.layout(),
+                        &device,
+                    )
+                }) else {
                     continue;
-                }
-                let actual = run(
-                    Direction::Forward,
-                    as_bits(&case.x, &case.input_shape, values),
-                    case.indices_data(indices),
-                    &case.geometry(),
-                    case.layout(),
-                    &device,
-                );
+                };
                 assert_bit_equal(
                     &actual,
                     &as_bits(&case.expected, &case.output_shape, values),
@@ -282,10 +311,15 @@ pub fn assert_recorded_gradients() -> usize {
         };
         let expected = f32_data(grad_x, &case.input_shape);
         for (device_name, device) in devices() {
+            // PyTorch's int64 indices where the device has them, else the widest it reads.
+            let index_dtype = [DType::I64, DType::I32]
+                .into_iter()
+                .find(|&dtype| device.supports_dtype(dtype))
+                .expect("a device with 32-bit integers");
             let actual = run(
                 Direction::Backward,
                 f32_data(grad_output, &case.output_shape),
-                case.indices_data(DType::I64),
+                case.indices_data(index_dtype),
                 &case.geometry(),
                 case.layout(),
                 &device,
@@ -349,6 +383,59 @@ pub fn outcome<T>(f: impl FnOnce() -> T) -> Result<T, String> {
             .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_default()
     })
+}
+
+/// The float dtypes a value may be; with [`INTEGER_DTYPES`], every dtype a refusal names.
+const FLOAT_DTYPES: [DType; 4] = [DType::F64, DType::F32, DType::F16, DType::BF16];
+
+/// `f()` where `device` computes with every dtype of `dtypes`; else `None`, once `f` has panicked
+/// with a refusal that names one of the missing dtypes and lists only dtypes the device has.
+pub fn where_supported<T>(device: &Device, dtypes: &[DType], f: impl FnOnce() -> T) -> Option<T> {
+    let missing: Vec<DType> = dtypes
+        .iter()
+        .copied()
+        .filter(|&dtype| !device.supports_dtype(dtype))
+        .collect();
+    if missing.is_empty() {
+        return Some(f());
+    }
+    let Err(message) = outcome(f) else {
+        panic!("{device:?} ran an op on {missing:?}, which it lacks, instead of refusing it");
+    };
+    assert!(
+        missing
+            .iter()
+            .any(|dtype| message.contains(&format!("of dtype {dtype:?} cannot be"))),
+        "the refusal names none of {missing:?}: {message}"
+    );
+    assert_lists_dtypes_of(&message, device);
+    None
+}
+
+/// The dtypes a refusal's message lists last (after its last "of dtype ") are all dtypes the
+/// device computes with, and there is at least one.
+pub fn assert_lists_dtypes_of(message: &str, device: &Device) {
+    let (_, list) = message
+        .rsplit_once("of dtype ")
+        .unwrap_or_else(|| panic!("no dtype list in: {message}"));
+    let list = list.split([';', ')']).next().unwrap_or_default();
+    let listed: Vec<DType> = list
+        .split(", ")
+        .map(|name| {
+            let name = name.trim();
+            FLOAT_DTYPES
+                .into_iter()
+                .chain(INTEGER_DTYPES)
+                .find(|dtype| format!("{dtype:?}") == name)
+                .unwrap_or_else(|| panic!("{name:?} is no dtype, in: {message}"))
+        })
+        .collect();
+    for dtype in listed {
+        assert!(
+            device.supports_dtype(dtype),
+            "the refusal offers {dtype:?}, which {device:?} lacks: {message}"
+        );
+    }
 }
 
 /// A straightforward reference, written from the contract and independent of the crate's kernels:

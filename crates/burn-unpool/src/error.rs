@@ -149,14 +149,17 @@ pub enum UnpoolError {
     },
     /// Values of a dtype that does not unpool (bool, quantized) or that the device does not support.
     #[error(
-        "max_unpool: values of dtype {dtype:?} cannot be unpooled on device {device} (a float or \
-         integer dtype the device supports)"
+        "max_unpool: values of dtype {dtype:?} cannot be unpooled on device {device}, which \
+         unpools values of dtype {}",
+        dtype_list(.supported)
     )]
     ValueDType {
         /// The dtype given.
         dtype: DType,
         /// The device, as Burn prints it.
         device: String,
+        /// The value dtypes the device computes with.
+        supported: Vec<DType>,
     },
     /// Indices of a dtype that is not an integer dtype.
     #[error("max_unpool: indices must be of an integer dtype, got {dtype:?}")]
@@ -166,14 +169,17 @@ pub enum UnpoolError {
     },
     /// Indices of a dtype the device cannot compute with.
     #[error(
-        "max_unpool: indices of dtype {dtype:?} cannot be read on device {device}; use \
-         i32 or i64 indices there"
+        "max_unpool: indices of dtype {dtype:?} cannot be read on device {device}, which reads \
+         indices of dtype {}",
+        dtype_list(.readable)
     )]
     IndexDTypeOnDevice {
         /// The dtype given.
         dtype: DType,
         /// The device, as Burn prints it.
         device: String,
+        /// The index dtypes the device computes with.
+        readable: Vec<DType>,
     },
     /// Indices of a dtype too narrow for the largest valid index.
     #[error(
@@ -312,14 +318,34 @@ pub enum UnpoolError {
     },
     /// Pool values of a dtype the device cannot compute with.
     #[error(
-        "max_pool: values of dtype {dtype:?} cannot be pooled on {device}, which cannot \
-         compute with them"
+        "max_pool: values of dtype {dtype:?} cannot be pooled on {device}, which pools values \
+         of dtype {}",
+        dtype_list(.supported)
     )]
     PoolValueDType {
         /// The dtype given.
         dtype: DType,
         /// The device, as Burn prints it.
         device: String,
+        /// The value dtypes the device computes with.
+        supported: Vec<DType>,
+    },
+    /// ONNX's global indices fit no index dtype the device has.
+    #[error(
+        "max_pool: ONNX's global indices of a {shape:?} input run to {largest}, and {device} \
+         has no I64 to hold them (it writes indices of dtype {}; I32 holds up to {})",
+        dtype_list(.writable),
+        i32::MAX
+    )]
+    GlobalIndexDType {
+        /// The pool's input shape.
+        shape: Vec<usize>,
+        /// The largest global index.
+        largest: u64,
+        /// The device, as Burn prints it.
+        device: String,
+        /// The index dtypes the device computes with.
+        writable: Vec<DType>,
     },
     /// No index dtype the device has holds every position of a pool's plane.
     #[error(
@@ -357,6 +383,18 @@ pub enum UnpoolError {
         /// The kernel size.
         kernel: Vec<usize>,
     },
+}
+
+/// Dtypes as a message lists them: `I32, U32`, or `none`.
+fn dtype_list(dtypes: &[DType]) -> String {
+    match dtypes {
+        [] => "none".to_string(),
+        dtypes => dtypes
+            .iter()
+            .map(|dtype| format!("{dtype:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 fn scope_of(layout: IndexLayout) -> &'static str {

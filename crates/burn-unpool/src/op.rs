@@ -1,7 +1,6 @@
 //! Runs checked plans on tensors, for every door: the tensor checks, the index check, the backend.
 
 use burn::backend::Dispatch;
-use burn::tensor::kind::Basic;
 use burn::tensor::{Int, Tensor};
 
 use crate::backend::{
@@ -81,24 +80,13 @@ pub(crate) fn pool<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     plan: PoolPlan,
 ) -> (Tensor<R, K>, Tensor<R, Int>) {
-    or_panic(pool_value_dtype(&x));
+    or_panic(checks::pool_value_dtype(x.dtype(), &x.device()));
     let route = Route::of(&x.device());
     let (values, indices) = K::max_pool_with_indices(route, x.into_dispatch(), plan);
     (
         Tensor::from_dispatch(values),
         Tensor::from_dispatch(indices),
     )
-}
-
-fn pool_value_dtype<const R: usize, K: Basic>(x: &Tensor<R, K>) -> Result<(), UnpoolError> {
-    let device = x.device();
-    match device.supports_dtype(x.dtype()) {
-        true => Ok(()),
-        false => Err(UnpoolError::PoolValueDType {
-            dtype: x.dtype(),
-            device: format!("{device:?}"),
-        }),
-    }
 }
 
 /// Reports a bad index before a backend that skips them; the word read also flags shared cells.

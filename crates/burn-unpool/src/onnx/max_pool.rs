@@ -8,7 +8,7 @@ use crate::UnpoolKind;
 use crate::error::or_panic;
 use crate::geometry::PoolGeometry;
 use crate::op;
-use crate::plan::{PoolPlan, pool_index_dtype};
+use crate::plan::{PoolPlan, global_index_dtype, pool_index_dtype};
 
 /// The attributes of an ONNX `MaxPool` node (opsets 8 to 22).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -129,13 +129,16 @@ impl MaxPoolAttributes {
 }
 
 /// ONNX `MaxPool`: `Y` and int64 global `Indices`, each window's first maximum in scan order.
+/// A device without 64-bit integers (WebGPU, SwiftShader) gets them as int32.
 /// # Panics
-/// For a malformed node, an axis without output, or a window entirely in the padding.
+/// For a malformed node, an axis without output, a window entirely in the padding, or global
+/// indices past `i32::MAX` on a device without 64-bit integers.
 pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     attributes: &MaxPoolAttributes,
 ) -> (Tensor<R, K>, Tensor<R, Int>) {
-    pool(x, attributes, DType::I64)
+    let dtype = or_panic(global_index_dtype(&x.device(), &x.dims()));
+    pool(x, attributes, dtype)
 }
 
 /// [`max_pool_onnx`] with `Indices` in the device's default integer dtype where it holds them.

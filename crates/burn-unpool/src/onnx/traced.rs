@@ -1,12 +1,15 @@
 //! What an importer knows of a model's indices: plane offsets, and pools they were traced to.
 
-use burn::tensor::{DType, Device, Int, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 
 use super::indices::plane_ramp;
+use crate::error::or_panic;
+use crate::plan::global_index_dtype;
 
-/// Each plane's first global index, `(n*C + c) * D1*..*Dk`, as int64 `[N, C, 1, ..]`.
+/// Each plane's first global index, `(n*C + c) * D1*..*Dk`, as int64 `[N, C, 1, ..]` (int32 on
+/// a device without 64-bit integers, as [`max_pool_onnx`](super::max_pool_onnx) writes them).
 /// # Panics
-/// When `R < 3`, or the tensor has more elements than `i64::MAX`.
+/// When `R < 3`, or the tensor has more elements than `i64::MAX` (`i32::MAX` in int32).
 pub fn plane_offsets<const R: usize>(shape: [usize; R], device: &Device) -> Tensor<R, Int> {
     assert!(
         R >= 3,
@@ -24,8 +27,9 @@ pub fn plane_offsets<const R: usize>(shape: [usize; R], device: &Device) -> Tens
         fits,
         "plane_offsets: a tensor of shape {shape:?} has more elements than a usize or an i64 holds"
     );
+    let dtype = or_panic(global_index_dtype(device, &shape));
     let plane_len = plane_len.unwrap_or(0) as i64;
-    plane_ramp(shape, plane_len, device, DType::I64)
+    plane_ramp(shape, plane_len, device, dtype)
 }
 
 /// The `MaxPool` (`storage_order = 0`) a `MaxUnpool`'s indices were traced to, whose `Indices`
@@ -88,7 +92,13 @@ impl PoolIndexSource {
             return indices;
         };
         let step = stride as i64 - plane_len as i64;
-        let offsets = plane_ramp(indices.dims(), step, &indices.device(), DType::I64);
-        indices.cast(DType::I64) + offsets
+        // Re-based, the indices address planes of `stride` positions.
+        let dims = indices.dims();
+        let dtype = or_panic(global_index_dtype(
+            &indices.device(),
+            &[dims[0], dims[1], stride],
+        ));
+        let offsets = plane_ramp(dims, step, &indices.device(), dtype);
+        indices.cast(dtype) + offsets
     }
 }

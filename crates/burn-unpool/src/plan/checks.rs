@@ -246,6 +246,43 @@ pub(crate) fn output_bytes(
     }
 }
 
+/// The integer dtypes, widest and signed first: what indices may be.
+pub(crate) const INDEX_DTYPES: [DType; 8] = [
+    DType::I64,
+    DType::I32,
+    DType::U64,
+    DType::U32,
+    DType::I16,
+    DType::U16,
+    DType::I8,
+    DType::U8,
+];
+
+/// The float and integer dtypes: what values may be.
+const VALUE_DTYPES: [DType; 12] = [
+    DType::F64,
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::I64,
+    DType::I32,
+    DType::I16,
+    DType::I8,
+    DType::U64,
+    DType::U32,
+    DType::U16,
+    DType::U8,
+];
+
+/// The `candidates` the device computes with, as its refusals list them.
+pub(crate) fn supported(device: &Device, candidates: &[DType]) -> Vec<DType> {
+    candidates
+        .iter()
+        .copied()
+        .filter(|&dtype| device.supports_dtype(dtype))
+        .collect()
+}
+
 pub(crate) fn index_dtype_on(dtype: DType, device: &Device) -> Result<(), UnpoolError> {
     if device.supports_dtype(dtype) {
         Ok(())
@@ -253,6 +290,7 @@ pub(crate) fn index_dtype_on(dtype: DType, device: &Device) -> Result<(), Unpool
         Err(UnpoolError::IndexDTypeOnDevice {
             dtype,
             device: format!("{device:?}"),
+            readable: supported(device, &INDEX_DTYPES),
         })
     }
 }
@@ -264,6 +302,20 @@ pub(crate) fn value_dtype(dtype: DType, device: &Device) -> Result<(), UnpoolErr
         Err(UnpoolError::ValueDType {
             dtype,
             device: format!("{device:?}"),
+            supported: supported(device, &VALUE_DTYPES),
+        })
+    }
+}
+
+/// A pool's values must be of a dtype the device computes with (its indices' dtype is chosen so).
+pub(crate) fn pool_value_dtype(dtype: DType, device: &Device) -> Result<(), UnpoolError> {
+    if device.supports_dtype(dtype) {
+        Ok(())
+    } else {
+        Err(UnpoolError::PoolValueDType {
+            dtype,
+            device: format!("{device:?}"),
+            supported: supported(device, &VALUE_DTYPES),
         })
     }
 }

@@ -5,6 +5,6 @@ mod pool_plan;
 mod unpool_plan;
 
 pub use pool_plan::PoolPlan;
-pub(crate) use pool_plan::pool_index_dtype;
+pub(crate) use pool_plan::{global_index_dtype, pool_index_dtype};
 pub use unpool_plan::UnpoolPlan;
 pub(crate) use unpool_plan::{Direction, IndexPlane, UnpoolRequest};

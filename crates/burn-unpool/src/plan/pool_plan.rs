@@ -6,7 +6,7 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device};
 use burn_unpool_shape::pool_output_size;
 
-use super::checks::largest_index;
+use super::checks::{INDEX_DTYPES, largest_index, supported};
 use crate::error::UnpoolError;
 use crate::geometry::PoolGeometry;
 
@@ -289,6 +289,23 @@ pub(crate) fn pool_index_dtype(device: &Device, plane_len: usize) -> Result<DTyp
         default,
         plane_len,
         device: format!("{device:?}"),
+    })
+}
+
+/// ONNX's global indices: `I64`, or `I32` on a device without 64-bit integers where it holds them.
+pub(crate) fn global_index_dtype(device: &Device, shape: &[usize]) -> Result<DType, UnpoolError> {
+    if device.supports_dtype(DType::I64) {
+        return Ok(DType::I64);
+    }
+    let positions = shape.iter().fold(1u64, |n, &d| n.saturating_mul(d as u64));
+    if device.supports_dtype(DType::I32) && holds_positions(DType::I32, positions) {
+        return Ok(DType::I32);
+    }
+    Err(UnpoolError::GlobalIndexDType {
+        shape: shape.to_vec(),
+        largest: positions.saturating_sub(1),
+        device: format!("{device:?}"),
+        writable: supported(device, &INDEX_DTYPES[..4]),
     })
 }
 

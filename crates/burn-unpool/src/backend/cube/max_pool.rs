@@ -254,24 +254,24 @@ fn windows(plan: &PoolPlan) -> PoolWindowsLaunch {
     let in_len = plan.input_shape().iter().product();
     let out_len = plan.output_shape().iter().product();
     let (in_plane, out_plane) = (plan.input_plane_len(), plan.output_plane_len());
-    PoolWindowsLaunch::new(
+    PoolWindowsLaunch {
         in_len,
         out_len,
         in_plane,
         out_plane,
-        in_plane,
-        out_plane,
-        sequence(input),
-        sequence(output),
-        divisors(input),
-        divisors(output),
-        sequence(kernel),
-        sequence(stride),
-        sequence(dilation),
-        divisors(stride),
-        divisors(dilation),
-        sequence(pad),
-    )
+        in_plane_div: in_plane,
+        out_plane_div: out_plane,
+        input: sequence(input),
+        output: sequence(output),
+        input_div: divisors(input),
+        output_div: divisors(output),
+        kernel: sequence(kernel),
+        stride: sequence(stride),
+        dilation: sequence(dilation),
+        stride_div: divisors(stride),
+        dilation_div: divisors(dilation),
+        pad: sequence(pad),
+    }
 }
 
 /// The pooled values (any float or integer dtype) and indices; `composition` for plans the kernels

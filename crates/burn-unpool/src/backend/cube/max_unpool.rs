@@ -127,15 +127,15 @@ impl KernelIndices {
     }
 
     fn geometry(&self) -> IndexGeometryLaunch {
-        IndexGeometryLaunch::new(
-            self.in_len,
-            self.in_plane,
-            self.out_plane,
-            self.range_end,
-            self.out_len,
-            self.wide,
-            self.global,
-        )
+        IndexGeometryLaunch {
+            in_len: self.in_len,
+            in_plane: self.in_plane,
+            out_plane: self.out_plane,
+            range_end: self.range_end,
+            out_len: self.out_len,
+            wide: self.wide,
+            global: self.global,
+        }
     }
 
     fn cells(&self) -> CellGeometryLaunch {
@@ -145,7 +145,12 @@ impl KernelIndices {
             sequence
         };
         let [windows, out, stride, pad] = self.cells.map(sequence);
-        CellGeometryLaunch::new(windows, out, stride, pad)
+        CellGeometryLaunch {
+            windows,
+            out,
+            stride,
+            pad,
+        }
     }
 
     fn divisors(&self) -> CellDivisorsLaunch {
@@ -155,12 +160,12 @@ impl KernelIndices {
             sequence
         };
         let [_, out, stride, _] = self.cells;
-        CellDivisorsLaunch::new(
-            self.in_plane,
-            self.out_plane,
-            divisors(out),
-            divisors(stride),
-        )
+        CellDivisorsLaunch {
+            in_plane: self.in_plane,
+            out_plane: self.out_plane,
+            out: divisors(out),
+            stride: divisors(stride),
+        }
     }
 
     /// `direction` into a new tensor of `shape`: one pass if [`one_pass`], else the winner pass.

@@ -10,18 +10,18 @@ use cubecl::std::FastDivmod;
 /// How the indices address the output, as every kernel that reads them needs it.
 #[derive(CubeLaunch, CubeType)]
 pub(super) struct IndexGeometry {
-    in_len: usize,
-    in_plane: usize,
-    out_plane: usize,
+    pub(super) in_len: usize,
+    pub(super) in_plane: usize,
+    pub(super) out_plane: usize,
     /// The exclusive upper bound of valid index values.
-    range_end: usize,
-    out_len: usize,
+    pub(super) range_end: usize,
+    pub(super) out_len: usize,
     /// Two words per index (i64) rather than one (i32).
     #[cube(comptime)]
-    wide: bool,
+    pub(super) wide: bool,
     /// Indices address the whole output rather than their own plane.
     #[cube(comptime)]
-    global: bool,
+    pub(super) global: bool,
 }
 
 /// The output's cells: window `w` owns the coordinates from `w * stride - pad` to the next one's
@@ -39,10 +39,10 @@ pub(super) struct CellGeometry {
 /// The sizes the one-pass kernels divide by, as [`FastDivmod`]s (exact below 2^31, host-checked).
 #[derive(CubeLaunch, CubeType)]
 pub(super) struct CellDivisors {
-    in_plane: FastDivmod<usize>,
-    out_plane: FastDivmod<usize>,
-    out: Sequence<FastDivmod<usize>>,
-    stride: Sequence<FastDivmod<usize>>,
+    pub(super) in_plane: FastDivmod<usize>,
+    pub(super) out_plane: FastDivmod<usize>,
+    pub(super) out: Sequence<FastDivmod<usize>>,
+    pub(super) stride: Sequence<FastDivmod<usize>>,
 }
 
 #[cube]
