@@ -1,12 +1,16 @@
 //! Every bad input of the contract gets an error naming the problem and the values, from the
 //! public function, on every device.
 
+use std::cell::Cell;
+
+use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use burn_unpool::onnx::{MaxUnpoolAttributes, max_unpool_onnx};
 use burn_unpool::{
-    IndexLayout, MaxUnpoolOptions, max_unpool, max_unpool_backward, max_unpool1d, max_unpool2d,
+    IndexLayout, MaxUnpoolOptions, max_pool2d_with_indices, max_unpool, max_unpool_backward,
+    max_unpool1d, max_unpool2d,
 };
-use burn_unpool_tests::{devices, outcome};
+use burn_unpool_tests::{devices, outcome, panic_site};
 
 /// The panic message of `f`, which must panic.
 fn message(f: impl FnOnce()) -> String {
@@ -683,4 +687,30 @@ fn the_index_check_word_keeps_its_contract() {
             }
         }
     }
+}
+
+/// A refused pool and a refused unpooling panic at the caller's line, not inside the crate.
+#[test]
+fn refusals_point_at_the_callers_line() {
+    let device = Device::flex();
+    let line = Cell::new(0);
+    // A 3 x 3 window over a 2 x 2 plane: no output.
+    let (site, message) = panic_site(|| {
+        line.set(line!() + 1);
+        max_pool2d_with_indices(x4(&device, [1, 1, 2, 2]), MaxPoolOptions::new([3, 3]));
+    });
+    assert!(message.starts_with("max_pool"), "{message}");
+    assert_eq!(site, format!("{}:{}", file!(), line.get()), "{message}");
+    // Indices of another shape than x.
+    let (site, message) = panic_site(|| {
+        let indices = Tensor::<4, Int>::zeros([1, 1, 2, 3], &device);
+        line.set(line!() + 1);
+        max_unpool2d(
+            x4(&device, [1, 1, 2, 2]),
+            indices,
+            MaxUnpoolOptions::new([2, 2]),
+        );
+    });
+    assert!(message.starts_with("max_unpool"), "{message}");
+    assert_eq!(site, format!("{}:{}", file!(), line.get()), "{message}");
 }

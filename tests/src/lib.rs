@@ -438,6 +438,28 @@ pub fn assert_lists_dtypes_of(message: &str, device: &Device) {
     }
 }
 
+/// Where `f`, which must panic, panicked (`file:line`, as `#[track_caller]` reports it), and its
+/// message. The panic hook records the site per thread and then prints as before.
+pub fn panic_site(f: impl FnOnce()) -> (String, String) {
+    thread_local! {
+        static SITE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let site = info
+                .location()
+                .map(|at| format!("{}:{}", at.file(), at.line()));
+            SITE.with(|recorded| *recorded.borrow_mut() = site);
+            previous(info);
+        }));
+    });
+    let message = outcome(f).expect_err("the call must panic");
+    let site = SITE.with(|recorded| recorded.borrow_mut().take());
+    (site.expect("a panic with a location"), message)
+}
+
 /// A straightforward reference, written from the contract and independent of the crate's kernels:
 /// the target of every element of `x`, as a flat offset into the output, in row-major order of `x`.
 ///

@@ -17,6 +17,7 @@ macro_rules! max_pool_with_indices {
             "[`PoolIndices`]: with the pool and its input size, for unpooling without an output ",
             "size or an index check. See [`max_pool3d_with_indices`] for the rules and the panics."
         )]
+        #[track_caller]
         pub fn $name(
             x: Tensor<$rank>,
             options: MaxPoolOptions<$dims>,
@@ -52,6 +53,7 @@ max_pool_with_indices!(max_pool2d_with_indices, 2, 4);
 /// ```
 /// # Panics
 /// When an axis has no output, a window lies only in padding, or the device lacks the dtype.
+#[track_caller]
 pub fn max_pool3d_with_indices(
     x: Tensor<5>,
     options: MaxPoolOptions<3>,
@@ -62,6 +64,7 @@ pub fn max_pool3d_with_indices(
 /// [`max_pool3d_with_indices`] at any rank, for `x` `[N, C, D1..Dk]` (`R = D + 2`).
 /// # Panics
 /// As [`max_pool3d_with_indices`], and when `options` has not `R - 2` spatial axes.
+#[track_caller]
 pub fn max_pool_with_indices<const D: usize, const R: usize>(
     x: Tensor<R>,
     options: MaxPoolOptions<D>,

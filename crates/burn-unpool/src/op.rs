@@ -76,6 +76,7 @@ pub(crate) fn unpool_backward<const R: usize>(
     })
 }
 
+#[track_caller]
 pub(crate) fn pool<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     plan: PoolPlan,

@@ -133,6 +133,7 @@ impl MaxPoolAttributes {
 /// # Panics
 /// For a malformed node, an axis without output, a window entirely in the padding, or global
 /// indices past `i32::MAX` on a device without 64-bit integers.
+#[track_caller]
 pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     attributes: &MaxPoolAttributes,
@@ -156,6 +157,7 @@ pub fn max_pool_onnx<const R: usize, K: UnpoolKind>(
 /// ```
 /// # Panics
 /// As [`max_pool_onnx`].
+#[track_caller]
 pub fn max_pool_onnx_for_unpool<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     attributes: &MaxPoolAttributes,
@@ -165,6 +167,7 @@ pub fn max_pool_onnx_for_unpool<const R: usize, K: UnpoolKind>(
     pool(x, attributes, dtype)
 }
 
+#[track_caller]
 fn pool<const R: usize, K: UnpoolKind>(
     x: Tensor<R, K>,
     attributes: &MaxPoolAttributes,
