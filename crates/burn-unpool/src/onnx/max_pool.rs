@@ -129,7 +129,7 @@ impl MaxPoolAttributes {
 }
 
 /// ONNX `MaxPool`: `Y` and int64 global `Indices`, each window's first maximum in scan order.
-/// A device without 64-bit integers (WebGPU, SwiftShader) gets them as int32.
+/// A device without 64-bit integers (SwiftShader; WebGPU untested) gets them as int32.
 /// # Panics
 /// For a malformed node, an axis without output, a window entirely in the padding, or global
 /// indices past `i32::MAX` on a device without 64-bit integers.

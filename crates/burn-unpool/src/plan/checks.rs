@@ -247,7 +247,7 @@ pub(crate) fn output_bytes(
 }
 
 /// The integer dtypes, widest and signed first: what indices may be.
-pub(crate) const INDEX_DTYPES: [DType; 8] = [
+const INDEX_DTYPES: [DType; 8] = [
     DType::I64,
     DType::I32,
     DType::U64,
@@ -257,6 +257,9 @@ pub(crate) const INDEX_DTYPES: [DType; 8] = [
     DType::I8,
     DType::U8,
 ];
+
+/// The index dtypes of 32 bits or more: what a pool writes its indices in.
+pub(crate) const WIDE_INDEX_DTYPES: &[DType] = INDEX_DTYPES.split_at(4).0;
 
 /// The float and integer dtypes: what values may be.
 const VALUE_DTYPES: [DType; 12] = [

@@ -6,7 +6,7 @@ use burn::tensor::ops::MaxPoolOptions;
 use burn::tensor::{DType, Device};
 use burn_unpool_shape::pool_output_size;
 
-use super::checks::{INDEX_DTYPES, largest_index, supported};
+use super::checks::{WIDE_INDEX_DTYPES, largest_index, supported};
 use crate::error::UnpoolError;
 use crate::geometry::PoolGeometry;
 
@@ -305,13 +305,13 @@ pub(crate) fn global_index_dtype(device: &Device, shape: &[usize]) -> Result<DTy
         shape: shape.to_vec(),
         largest: positions.saturating_sub(1),
         device: format!("{device:?}"),
-        writable: supported(device, &INDEX_DTYPES[..4]),
+        writable: supported(device, WIDE_INDEX_DTYPES),
     })
 }
 
 fn holds_positions(dtype: DType, positions: u64) -> bool {
-    let wide = matches!(dtype, DType::I32 | DType::I64 | DType::U32 | DType::U64);
-    wide && largest_index(dtype).is_some_and(|largest| positions.saturating_sub(1) <= largest)
+    WIDE_INDEX_DTYPES.contains(&dtype)
+        && largest_index(dtype).is_some_and(|largest| positions.saturating_sub(1) <= largest)
 }
 
 #[cfg(test)]
