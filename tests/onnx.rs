@@ -399,9 +399,15 @@ fn models_exported_from_pytorch_match_onnx_runtime() {
         let case = "segnet3d_ceil";
         let y = torch_segnet3d::Model::from_embedded(&device).forward(float(&input(case), &device));
         check(case, y, name);
-        let case = "unpool1d_overlapping";
-        let y = torch_unpool1d::Model::from_embedded(&device).forward(float(&input(case), &device));
-        check(case, y, name);
+        // Its graph builds int64 plane offsets itself (Range, Mul) and adds them to the pool's
+        // indices: on a device without 64-bit integers those are int32, and Burn's graph builder
+        // refuses the sum (DTypeMismatch), so it runs where the device has I64.
+        if device.supports_dtype(DType::I64) {
+            let case = "unpool1d_overlapping";
+            let y =
+                torch_unpool1d::Model::from_embedded(&device).forward(float(&input(case), &device));
+            check(case, y, name);
+        }
         // The dynamo exporter (weights in a .onnx.data file) writes the unpooling as ScatterND
         // into zeros, which imports as this crate's unpooling of the pool's own indices.
         let case = "segnet2d_dynamo";
@@ -534,7 +540,9 @@ fn bfloat16_values_at_opset_22_match_the_reference() {
         assert_bit_equal(&y, &data(&expected), name);
         ran.push(name);
     }
-    assert!(ran.contains(&"flex"), "flex has bf16; ran on {ran:?}");
+    if devices().iter().any(|(name, _)| *name == "flex") {
+        assert!(ran.contains(&"flex"), "flex has bf16; ran on {ran:?}");
+    }
 }
 
 #[test]

@@ -73,6 +73,25 @@ pub fn on_both_routes(mut f: impl FnMut(&str)) {
     burn_unpool::diagnostics::with_composition(|| f("composition"));
 }
 
+/// Whether `device` compares a subnormal f32 as zero (flushes it), by a comparison run there.
+pub fn flushes_subnormals(device: &Device) -> bool {
+    let smallest = Tensor::<1>::from_floats([f32::from_bits(1)], device);
+    let above_zero = smallest.greater_elem(0.0).into_data();
+    !above_zero.iter::<bool>().all(|above| above)
+}
+
+/// [`on_both_routes`] for a pool of `values` of `shape`: the kernels order f32 by its bits, while
+/// the composition compares with the device's float comparison. Where that flushes subnormals and
+/// `values` hold one, only the kernels run, and only if they take the pool (up to three spatial
+/// axes; the composition takes subnormals for zero there).
+pub fn pool_routes(device: &Device, shape: &[usize], values: &[f32], mut f: impl FnMut(&str)) {
+    if !values.iter().any(|v| v.is_subnormal()) || !flushes_subnormals(device) {
+        on_both_routes(f);
+    } else if shape.len() <= 5 {
+        f("kernels");
+    }
+}
+
 /// The pool geometry and output options of one unpooling, for any rank.
 #[derive(Clone, Debug, Deserialize)]
 pub struct PoolParams {
@@ -276,7 +295,7 @@ pub fn assert_recorded_cases_hold_for_integer_values(pairs: &[(DType, DType)]) {
     for case in cases.iter().filter(|case| case.onnx_output_shape.is_none()) {
         for (device_name, device) in devices() {
             for &(values, indices) in pairs {
-                let Some(actual) = where_supported(&device, &[values, indices], || {
+                let Some(actual) = where_readable(&device, values, indices, || {
                     run(
                         Direction::Forward,
                         as_bits(&case.x, &case.input_shape, values),
@@ -388,6 +407,41 @@ pub fn outcome<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// The float dtypes a value may be; with [`INTEGER_DTYPES`], every dtype a refusal names.
 const FLOAT_DTYPES: [DType; 4] = [DType::F64, DType::F32, DType::F16, DType::BF16];
 
+/// The dtype ONNX's int64 indices are held in on `device`: I64 where it computes with 64-bit
+/// integers, else I32 (the contract's rule for devices without them, where the indices fit).
+pub fn onnx_index_dtype(device: &Device) -> DType {
+    match device.supports_dtype(DType::I64) {
+        true => DType::I64,
+        false => DType::I32,
+    }
+}
+
+/// Whether `device` reads indices of `dtype` on the route its ops take now: every dtype it
+/// computes with, and 64-bit ones on the CubeCL kernels, which read each as two 32-bit words.
+pub fn reads_indices(device: &Device, dtype: DType) -> bool {
+    device.supports_dtype(dtype)
+        || (matches!(dtype, DType::I64 | DType::U64)
+            && burn_unpool::route(device) == burn_unpool::Route::CubeKernels)
+}
+
+/// [`where_supported`] for an unpooling of `values` with indices of `indices`: `f()` where the
+/// device computes with `values` and [`reads_indices`] of `indices`, else the refusal's check.
+pub fn where_readable<T>(
+    device: &Device,
+    values: DType,
+    indices: DType,
+    f: impl FnOnce() -> T,
+) -> Option<T> {
+    let mut missing = Vec::new();
+    if !device.supports_dtype(values) {
+        missing.push(values);
+    }
+    if !reads_indices(device, indices) {
+        missing.push(indices);
+    }
+    refused_unless_empty(device, &missing, f)
+}
+
 /// `f()` where `device` computes with every dtype of `dtypes`; else `None`, once `f` has panicked
 /// with a refusal that names one of the missing dtypes and lists only dtypes the device has.
 pub fn where_supported<T>(device: &Device, dtypes: &[DType], f: impl FnOnce() -> T) -> Option<T> {
@@ -396,6 +450,11 @@ pub fn where_supported<T>(device: &Device, dtypes: &[DType], f: impl FnOnce() ->
         .copied()
         .filter(|&dtype| !device.supports_dtype(dtype))
         .collect();
+    refused_unless_empty(device, &missing, f)
+}
+
+/// `f()` where nothing is `missing`, else `None` once `f` has panicked with a refusal naming one.
+fn refused_unless_empty<T>(device: &Device, missing: &[DType], f: impl FnOnce() -> T) -> Option<T> {
     if missing.is_empty() {
         return Some(f());
     }
@@ -413,11 +472,12 @@ pub fn where_supported<T>(device: &Device, dtypes: &[DType], f: impl FnOnce() ->
 }
 
 /// The dtypes a refusal's message lists last (after its last "of dtype ") are all dtypes the
-/// device computes with, and there is at least one.
+/// device computes with (or, for a list of indices, [`reads_indices`]), and there is at least one.
 pub fn assert_lists_dtypes_of(message: &str, device: &Device) {
-    let (_, list) = message
+    let (before, list) = message
         .rsplit_once("of dtype ")
         .unwrap_or_else(|| panic!("no dtype list in: {message}"));
+    let of_indices = before.ends_with("reads indices ");
     let list = list.split([';', ')']).next().unwrap_or_default();
     let listed: Vec<DType> = list
         .split(", ")
@@ -432,7 +492,7 @@ pub fn assert_lists_dtypes_of(message: &str, device: &Device) {
         .collect();
     for dtype in listed {
         assert!(
-            device.supports_dtype(dtype),
+            device.supports_dtype(dtype) || (of_indices && reads_indices(device, dtype)),
             "the refusal offers {dtype:?}, which {device:?} lacks: {message}"
         );
     }

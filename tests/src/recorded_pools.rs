@@ -67,6 +67,14 @@ impl RecordedPool {
         data_from_bits(bits, shape, DType::F32)
     }
 
+    /// The input's values.
+    pub fn x_f32(&self) -> Vec<f32> {
+        self.x
+            .iter()
+            .map(|&bits| f32::from_bits(bits as u32))
+            .collect()
+    }
+
     /// The recorded indices as i64 data.
     pub fn indices(&self) -> TensorData {
         TensorData::new(self.indices.clone(), self.pooled_shape.clone())

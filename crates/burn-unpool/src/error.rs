@@ -330,6 +330,24 @@ pub enum UnpoolError {
         /// The value dtypes the device computes with.
         supported: Vec<DType>,
     },
+    /// An index conversion (Burn's integer ops) in a dtype the device cannot compute with.
+    #[error(
+        "{op}: {what}: indices of dtype {dtype:?} cannot be computed on device {device}, which \
+         computes with indices of dtype {}",
+        dtype_list(.supported)
+    )]
+    IndexArithmetic {
+        /// The conversion.
+        op: &'static str,
+        /// Why it needs `dtype`.
+        what: String,
+        /// The dtype it would compute in.
+        dtype: DType,
+        /// The device, as Burn prints it.
+        device: String,
+        /// The index dtypes the device computes with.
+        supported: Vec<DType>,
+    },
     /// ONNX's global indices fit no index dtype the device has.
     #[error(
         "max_pool: ONNX's global indices of a {shape:?} input run to {largest}, and {device} \

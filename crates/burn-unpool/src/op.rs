@@ -5,6 +5,7 @@ use burn::tensor::{Int, Tensor};
 
 use crate::backend::{
     INDEX_MAY_SHARE_TARGET, INDEX_OUT_OF_RANGE, Route, UnpoolBackend, composition, device_limits,
+    reads_index_words,
 };
 use crate::diagnostics::{self, Path};
 use crate::error::{UnpoolError, or_panic};
@@ -46,7 +47,8 @@ fn check_tensors<const R: usize, K: UnpoolKind>(
     let shape = plan.result_shape(direction);
     checks::output_bytes(shape, values.dtype(), &device, limit)?;
     checks::index_dtype(indices.dtype(), plan.index_range_end())?;
-    checks::index_dtype_on(indices.dtype(), &device)
+    let words = reads_index_words(Route::of(&device), plan);
+    checks::index_dtype_on(indices.dtype(), &device, words)
 }
 
 #[track_caller]

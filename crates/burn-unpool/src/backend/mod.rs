@@ -33,6 +33,16 @@ pub use route::{DeviceLimits, Route, device_limits, route};
 
 use crate::plan::{Direction, PoolPlan, UnpoolPlan};
 
+/// Whether `route` runs `plan` on kernels that read its indices as 32-bit words (an i64 or u64
+/// index as two), which devices without 64-bit integers run too.
+pub(crate) fn reads_index_words(route: Route, plan: &UnpoolPlan) -> bool {
+    match route {
+        #[cfg(any(feature = "wgpu", feature = "vulkan", feature = "metal"))]
+        Route::CubeKernels => cube::reads_index_words(plan),
+        _ => false,
+    }
+}
+
 /// This crate's ops on a backend, each defaulting to the [`composition`] of Burn's ops; Flex,
 /// NdArray and CubeCL run kernels, autodiff adds the exact backward ([guide](crate::guide)).
 /// Implementations panic before touching memory when the tensors are not the plan's, and never

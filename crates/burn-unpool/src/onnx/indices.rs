@@ -2,7 +2,8 @@
 
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
-use crate::plan::checks::largest_index;
+use crate::error::or_panic;
+use crate::plan::checks::{index_arithmetic, largest_index};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum IndexOrder {
@@ -22,6 +23,7 @@ fn fastest_first(dims: usize, order: IndexOrder) -> Vec<usize> {
 /// Per-plane indices to global ones, `per_plane + (n*C + c) * plane_len` (i64 if they need it).
 /// # Panics
 /// When the indices are not `[N, C, spatial..]`, `plane_len` is 0, or an index would pass `i64`.
+#[track_caller]
 pub fn per_plane_to_global<const R: usize>(
     indices: Tensor<R, Int>,
     plane_len: usize,
@@ -33,6 +35,7 @@ pub fn per_plane_to_global<const R: usize>(
 /// Global indices to per-plane ones; one into another plane comes out `< 0` or `>= plane_len`.
 /// # Panics
 /// As [`per_plane_to_global`].
+#[track_caller]
 pub fn global_to_per_plane<const R: usize>(
     indices: Tensor<R, Int>,
     plane_len: usize,
@@ -44,6 +47,7 @@ pub fn global_to_per_plane<const R: usize>(
 /// ONNX `storage_order = 1` indices to row-major ones; `input_spatial` is the pool's input's.
 /// # Panics
 /// When `input_spatial` is not one non-zero size per spatial axis, or passes `i64::MAX` elements.
+#[track_caller]
 pub fn column_major_to_row_major<const R: usize>(
     indices: Tensor<R, Int>,
     input_spatial: &[usize],
@@ -59,6 +63,7 @@ pub fn column_major_to_row_major<const R: usize>(
 /// Row-major indices to `storage_order = 1` ones: the inverse of [`column_major_to_row_major`].
 /// # Panics
 /// As [`column_major_to_row_major`].
+#[track_caller]
 pub fn row_major_to_column_major<const R: usize>(
     indices: Tensor<R, Int>,
     input_spatial: &[usize],
@@ -71,13 +76,21 @@ pub fn row_major_to_column_major<const R: usize>(
     )
 }
 
+#[track_caller]
 fn reorder<const R: usize>(
-    op: &str,
+    op: &'static str,
     indices: Tensor<R, Int>,
     input_spatial: &[usize],
     from: IndexOrder,
 ) -> Tensor<R, Int> {
     let dims = indices.dims();
+    let what = "the conversion computes in the indices' dtype";
+    or_panic(index_arithmetic(
+        op,
+        what,
+        indices.dtype(),
+        &indices.device(),
+    ));
     assert!(
         input_spatial.len() + 2 == R,
         "{op}: input_spatial must have one size per spatial axis of the indices {dims:?} ({} \
@@ -124,8 +137,9 @@ struct PlaneOffsets<const R: usize> {
     dtype: DType,
 }
 
+#[track_caller]
 fn plane_offsets<const R: usize>(
-    op: &str,
+    op: &'static str,
     indices: &Tensor<R, Int>,
     plane_len: usize,
     signed: bool,
@@ -146,8 +160,17 @@ fn plane_offsets<const R: usize>(
                  positions than i64::MAX"
             )
         });
-    let dtype = widened_dtype(indices.dtype(), global_len.saturating_sub(1), signed);
-    let tensor = plane_ramp(dims, plane_len as i64, &indices.device(), dtype);
+    let (given, device, largest) = (
+        indices.dtype(),
+        indices.device(),
+        global_len.saturating_sub(1),
+    );
+    let dtype = widened_dtype(given, largest, signed);
+    let what = format!("{planes} planes of {plane_len} have global indices up to {largest}");
+    for dtype in [given, dtype] {
+        or_panic(index_arithmetic(op, &what, dtype, &device));
+    }
+    let tensor = plane_ramp(dims, plane_len as i64, &device, dtype);
     PlaneOffsets { tensor, dtype }
 }
 

@@ -286,14 +286,41 @@ pub(crate) fn supported(device: &Device, candidates: &[DType]) -> Vec<DType> {
         .collect()
 }
 
-pub(crate) fn index_dtype_on(dtype: DType, device: &Device) -> Result<(), UnpoolError> {
-    if device.supports_dtype(dtype) {
+/// Indices must be of a dtype the device computes with, or 64-bit where `words` (kernels that
+/// read them as pairs of 32-bit words, on devices without 64-bit integers too).
+pub(crate) fn index_dtype_on(
+    dtype: DType,
+    device: &Device,
+    words: bool,
+) -> Result<(), UnpoolError> {
+    let readable = |dtype: DType| device.supports_dtype(dtype) || (words && dtype.size() == 8);
+    if readable(dtype) {
         Ok(())
     } else {
         Err(UnpoolError::IndexDTypeOnDevice {
             dtype,
             device: format!("{device:?}"),
-            readable: supported(device, &INDEX_DTYPES),
+            readable: INDEX_DTYPES.into_iter().filter(|&d| readable(d)).collect(),
+        })
+    }
+}
+
+/// An index conversion computes in `dtype` with Burn's ops: the device must compute with it.
+pub(crate) fn index_arithmetic(
+    op: &'static str,
+    what: &str,
+    dtype: DType,
+    device: &Device,
+) -> Result<(), UnpoolError> {
+    if device.supports_dtype(dtype) {
+        Ok(())
+    } else {
+        Err(UnpoolError::IndexArithmetic {
+            op,
+            what: what.to_string(),
+            dtype,
+            device: format!("{device:?}"),
+            supported: supported(device, &INDEX_DTYPES),
         })
     }
 }

@@ -5,7 +5,7 @@
 #![allow(clippy::manual_div_ceil)]
 
 use burn::backend::TensorMetadata;
-use burn::tensor::Shape;
+use burn::tensor::{DType, Shape};
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::ir::dialect::math::IsNanOp;
 use cubecl::prelude::*;
@@ -97,6 +97,33 @@ fn is_nan<N: Numeric>(value: N) -> bool {
     })
 }
 
+/// A 32-bit float's place in the order as an integer, from its bits (-0.0 and +0.0 alike,
+/// subnormals apart from zero where the device's float comparison flushes them), and whether it is NaN.
+#[cube]
+fn f32_order<N: Numeric>(value: N) -> (i32, bool) {
+    let bits = i32::reinterpret(value);
+    let magnitude = bits & 0x7FFF_FFFFi32;
+    (
+        select(bits < 0i32, -magnitude, magnitude),
+        magnitude > 0x7F80_0000i32,
+    )
+}
+
+/// Whether `value` replaces `best` as a window's maximum: greater, or NaN (`floats`); 32-bit
+/// floats (`bits`) compared by [`f32_order`].
+#[cube]
+fn beats<N: Numeric>(value: N, best: N, #[comptime] floats: bool, #[comptime] bits: bool) -> bool {
+    if comptime![bits] {
+        let (key, nan) = f32_order::<N>(value);
+        let (best_key, best_nan) = f32_order::<N>(best);
+        nan || (!best_nan && key > best_key)
+    } else if comptime![floats] {
+        value > best || is_nan::<N>(value)
+    } else {
+        value > best
+    }
+}
+
 /// Window `(w0, w1, w2)` of `plane`: its first maximum (last NaN for `floats`) and its position.
 #[cube]
 fn pool_window<N: Numeric>(
@@ -107,6 +134,7 @@ fn pool_window<N: Numeric>(
     w1: usize,
     w2: usize,
     #[comptime] floats: bool,
+    #[comptime] bits: bool,
 ) -> (N, usize) {
     let (first0, count0) = taps(w0, windows, 0usize);
     let (first1, count1) = taps(w1, windows, 1usize);
@@ -123,11 +151,7 @@ fn pool_window<N: Numeric>(
             for t2 in 0..count2 {
                 let at = row + t2 * windows.dilation[2];
                 let value = x[base + at];
-                let mut beats = value > best;
-                if floats {
-                    beats = beats || is_nan::<N>(value);
-                }
-                if beats {
+                if beats::<N>(value, best, floats, bits) {
                     best = value;
                     best_at = at;
                 }
@@ -137,7 +161,8 @@ fn pool_window<N: Numeric>(
     (best, best_at)
 }
 
-/// The forward: each unit pools a vector of neighbouring windows of one row (`floats`: NaNs count).
+/// The forward: each unit pools a vector of neighbouring windows of one row (`floats`: NaNs count;
+/// `bits`: 32-bit floats, ordered by their bits).
 #[cube(launch_unchecked)]
 pub(super) fn max_pool_windows<N: Numeric, I: Int, V: Size>(
     x: &Tensor<N>,
@@ -145,6 +170,7 @@ pub(super) fn max_pool_windows<N: Numeric, I: Int, V: Size>(
     indices: &mut Tensor<Vector<I, V>>,
     windows: PoolWindows,
     #[comptime] floats: bool,
+    #[comptime] bits: bool,
     #[define(N, I)] _dtypes: [ElemType; 2],
 ) {
     let width = values.vector_size();
@@ -158,7 +184,7 @@ pub(super) fn max_pool_windows<N: Numeric, I: Int, V: Size>(
     let mut best_at = Vector::<I, V>::empty();
     #[unroll]
     for i in 0..width {
-        let (value, at) = pool_window(x, &windows, plane, w0, w1, w2 + i, floats);
+        let (value, at) = pool_window(x, &windows, plane, w0, w1, w2 + i, floats, bits);
         best.insert(i, value);
         best_at.insert(i, I::cast_from(at));
     }
@@ -295,6 +321,8 @@ pub(super) fn max_pool(
     let x = contiguous(x);
     let dtypes = [storage_type(x.dtype), storage_type(indices.dtype)];
     let floats = x.dtype.is_float();
+    // Devices may flush subnormals in float comparisons (SwiftShader does): f32 by its bits.
+    let bits = x.dtype == DType::F32;
     // Vectors of windows never cross a pooled row, and suit both outputs' element sizes.
     let row = plan.output_shape()[plan.output_shape().len() - 1];
     let width = vector_size(&values, row).min(vector_size(&indices, row));
@@ -315,6 +343,7 @@ pub(super) fn max_pool(
             indices.clone().into_tensor_arg(),
             windows(&plan),
             floats,
+            bits,
             dtypes,
         );
     }

@@ -1,7 +1,8 @@
 //! The host side of the unpooling kernels: which plans they address, and their launches.
 
-use burn::backend::TensorMetadata;
+use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{DType, Shape};
+use burn_cubecl::CubeBackend;
 use burn_cubecl::kernel::cast;
 use burn_cubecl::tensor::CubeTensor;
 use cubecl::prelude::*;
@@ -301,6 +302,54 @@ impl KernelIndices {
         }
         out
     }
+}
+
+/// `indices` as the composition reads them on the device: as they are where it computes with
+/// their dtype, else (64-bit indices without 64-bit integers) narrowed to i32 by one kernel, which
+/// `op` allows only where every valid index is below 2^31 ([`reads_index_words`]).
+pub(super) fn for_composition(indices: CubeTensor, plan: &UnpoolPlan) -> CubeTensor {
+    if indices.dtype.size() != 8 || CubeBackend::supports_dtype(&indices.device, indices.dtype) {
+        return indices;
+    }
+    let end = plan.index_range_end();
+    assert!(
+        end <= 1 << 31,
+        "UnpoolBackend: i32 cannot hold indices up to {end} (no 64-bit integers)"
+    );
+    let indices = contiguous(indices);
+    let len = indices.shape().num_elements();
+    let narrow = empty(&indices, indices.shape(), DType::I32);
+    if len == 0 {
+        return narrow;
+    }
+    diagnostics::record(Path::KernelLaunch);
+    let words = CubeTensor::new_contiguous(
+        indices.client.clone(),
+        indices.device.clone(),
+        Shape::new([2 * len]),
+        indices.handle,
+        DType::U32,
+    );
+    let (cube_dim, count) = launch_grid(&narrow, len);
+    // SAFETY: `words` is the contiguous binding of `len` 8-byte indices (`size() == 8` above):
+    // `2 * len` words. Unit `p < len` reads words `2p`, `2p + 1` and writes `narrow[p]` (`len`
+    // elements); the rest stop; `len == 0` launches nothing.
+    unsafe {
+        kernels::narrow_indices::launch_unchecked(
+            &narrow.client,
+            count,
+            cube_dim,
+            words.into_tensor_arg(),
+            narrow.clone().into_tensor_arg(),
+        );
+    }
+    narrow
+}
+
+/// Whether `plan`'s 64-bit indices are read without 64-bit integers: as 32-bit words by the
+/// kernels, or narrowed to i32 for the composition ([`for_composition`]) where every index fits.
+pub(in crate::backend) fn reads_index_words(plan: &UnpoolPlan) -> bool {
+    addresses(plan) || plan.index_range_end() <= 1 << 31
 }
 
 #[cfg(test)]

@@ -292,3 +292,19 @@ pub(super) fn winner_gradient<T: Numeric>(
     }
     dx[ABSOLUTE_POS] = value;
 }
+
+/// 64-bit indices (two words each, low first) as i32: an index past `i32::MAX`, or negative,
+/// becomes -1, out of range as it was. For the composition on devices without 64-bit integers.
+#[cube(launch_unchecked)]
+pub(super) fn narrow_indices(words: &Tensor<u32>, narrow: &mut Tensor<i32>) {
+    let p = ABSOLUTE_POS;
+    if p >= narrow.len() {
+        terminate!();
+    }
+    let (low, high) = (words[2 * p], words[2 * p + 1]);
+    if high == 0u32 && low <= 0x7FFF_FFFFu32 {
+        narrow[p] = i32::cast_from(low);
+    } else {
+        narrow[p] = -1i32;
+    }
+}

@@ -17,20 +17,21 @@ use cubecl::{CubeDim, calculate_cube_count_elemwise};
 use super::{UnpoolBackend, composition};
 use crate::diagnostics::{self, Path};
 use crate::plan::{Direction, PoolPlan, UnpoolPlan};
-use max_unpool::{KernelIndices, addresses};
+pub(in crate::backend) use max_unpool::reads_index_words;
+use max_unpool::{KernelIndices, addresses, for_composition};
 
 impl UnpoolBackend for CubeBackend {
     fn max_unpool(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         let shape = plan.checked_result_shape(Direction::Forward, &x.shape(), &indices.shape());
         if !addresses(&plan) {
-            return composition::max_unpool::<Self>(x, indices, plan);
+            return composition::max_unpool::<Self>(x, for_composition(indices, &plan), plan);
         }
         KernelIndices::new(&plan, indices).gather(Direction::Forward, x, shape)
     }
 
     fn max_unpool_int(x: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         if !addresses(&plan) {
-            return composition::max_unpool_int::<Self>(x, indices, plan);
+            return composition::max_unpool_int::<Self>(x, for_composition(indices, &plan), plan);
         }
         Self::max_unpool(x, indices, plan)
     }
@@ -38,7 +39,11 @@ impl UnpoolBackend for CubeBackend {
     fn max_unpool_backward(grad: CubeTensor, indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         let shape = plan.checked_result_shape(Direction::Backward, &grad.shape(), &indices.shape());
         if !addresses(&plan) {
-            return composition::max_unpool_backward::<Self>(grad, indices, plan);
+            return composition::max_unpool_backward::<Self>(
+                grad,
+                for_composition(indices, &plan),
+                plan,
+            );
         }
         KernelIndices::new(&plan, indices).gather(Direction::Backward, grad, shape)
     }
@@ -46,7 +51,10 @@ impl UnpoolBackend for CubeBackend {
     fn max_unpool_index_check(indices: CubeTensor, plan: UnpoolPlan) -> CubeTensor {
         plan.checked_flag_shape(&indices.shape());
         if !addresses(&plan) {
-            return composition::max_unpool_index_check::<Self>(indices, plan);
+            return composition::max_unpool_index_check::<Self>(
+                for_composition(indices, &plan),
+                plan,
+            );
         }
         KernelIndices::new(&plan, indices).index_check()
     }
