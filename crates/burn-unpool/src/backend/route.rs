@@ -10,8 +10,9 @@ use burn::tensor::Device;
 pub enum Route {
     /// This crate's CPU kernels: Flex devices with the `flex` feature, NdArray ones with `ndarray`.
     CpuKernels,
-    /// This crate's CubeCL kernels: features `wgpu`, `vulkan`, `metal`. Plans past them (over 3
-    /// axes, past 32-bit offsets) run the composition there.
+    /// This crate's CubeCL kernels: features `wgpu`, `vulkan`, `metal`, for every CubeCL device of
+    /// the build (CUDA and ROCm ones too, untested). Plans past them (over 3 axes, past 32-bit
+    /// offsets) run the composition there.
     CubeKernels,
     /// The trait's defaults, composing Burn's ops (same results, slower): devices without kernels.
     Composition,
@@ -84,15 +85,44 @@ impl Route {
         static WARNED: Once = Once::new();
         let route = route(device);
         if route == Self::Composition && !crate::diagnostics::composition_forced() {
-            WARNED.call_once(|| {
-                log::warn!(
-                    "burn-unpool: {device:?} runs max pooling and unpooling as a composition of \
-                     Burn tensor ops (several times slower, more memory): Flex, NdArray and \
-                     CubeCL devices get kernels from burn-unpool's features `flex`, `ndarray` \
-                     `wgpu`, `vulkan` and `metal`"
-                );
-            });
+            WARNED.call_once(|| log::warn!("{}", composition_warning(device)));
         }
         route
+    }
+}
+
+/// What a device without kernels in this build logs, once: the features that would give them.
+fn composition_warning(device: &Device) -> String {
+    format!(
+        "burn-unpool: {device:?} runs max pooling and unpooling as a composition of Burn tensor \
+         ops (several times slower, more memory): Flex, NdArray and CubeCL devices get kernels \
+         from burn-unpool's features `flex`, `ndarray`, `wgpu`, `vulkan` and `metal`"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The features of Cargo.toml that add a Burn backend, and with it this crate's kernels.
+    fn backend_features() -> Vec<&'static str> {
+        let manifest = include_str!("../../Cargo.toml");
+        let burn_backend = |(name, value): (&'static str, &str)| {
+            value.contains(&format!("\"burn/{name}\"")).then_some(name)
+        };
+        (manifest.lines())
+            .filter_map(|line| line.split_once(" = [").and_then(burn_backend))
+            .collect()
+    }
+
+    #[test]
+    fn the_warning_names_every_feature_that_gives_kernels() {
+        let features = backend_features();
+        assert_eq!(features, ["flex", "ndarray", "wgpu", "vulkan", "metal"]);
+        let quoted: Vec<String> = features.iter().map(|name| format!("`{name}`")).collect();
+        let (last, rest) = quoted.split_last().unwrap();
+        let list = format!("{} and {last}", rest.join(", "));
+        let warning = composition_warning(&Device::flex());
+        assert!(warning.ends_with(&format!("features {list}")), "{warning}");
     }
 }
