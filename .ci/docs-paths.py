@@ -4,8 +4,8 @@ repository path written in backticks, and every `burn_unpool::` item.
 
 A path in backticks counts when it starts at one of the repository's top-level entries
 (`crates/`, `docs/`, `README.md`, ...); it must exist from the repository's root or from the
-Markdown file's folder, as a link's target must. An item `burn_unpool::a::B::c` must have each of its names defined in burn-unpool's
-sources (a `pub` item, a module, or a re-exported name).
+Markdown file's folder, as a link's target must. An item `burn_unpool::a::B::c` must have each
+of its names defined in burn-unpool's sources (a `pub` item, a module, or a re-exported name).
 
 Usage: .ci/docs-paths.py. Exits 1, listing each stale name with its file and line.
 """

@@ -91,16 +91,7 @@ impl KernelIndices {
                 "UnpoolBackend::max_unpool: indices must be of an integer dtype, got {dtype:?}"
             ),
         };
-        // Read in place: a contiguous tensor's binding starts at its first element.
-        let indices = contiguous(indices);
-        let len = plan.input_len() * if wide { 2 } else { 1 };
-        let words = CubeTensor::new_contiguous(
-            indices.client,
-            indices.device,
-            Shape::new([len]),
-            indices.handle,
-            DType::U32,
-        );
+        let words = as_words(indices);
         let geometry = plan.geometry();
         // Leading axes of size 1 up to three; the last axis is the row the vectors run along.
         let axes = |values: &[usize], fill: usize| {
@@ -313,23 +304,16 @@ pub(super) fn for_composition(indices: CubeTensor, plan: &UnpoolPlan) -> CubeTen
     }
     let end = plan.index_range_end();
     assert!(
-        end <= 1 << 31,
+        narrows(plan),
         "UnpoolBackend: i32 cannot hold indices up to {end} (no 64-bit integers)"
     );
-    let indices = contiguous(indices);
     let len = indices.shape().num_elements();
     let narrow = empty(&indices, indices.shape(), DType::I32);
     if len == 0 {
         return narrow;
     }
     diagnostics::record(Path::KernelLaunch);
-    let words = CubeTensor::new_contiguous(
-        indices.client.clone(),
-        indices.device.clone(),
-        Shape::new([2 * len]),
-        indices.handle,
-        DType::U32,
-    );
+    let words = as_words(indices);
     let (cube_dim, count) = launch_grid(&narrow, len);
     // SAFETY: `words` is the contiguous binding of `len` 8-byte indices (`size() == 8` above):
     // `2 * len` words. Unit `p < len` reads words `2p`, `2p + 1` and writes `narrow[p]` (`len`
@@ -349,7 +333,26 @@ pub(super) fn for_composition(indices: CubeTensor, plan: &UnpoolPlan) -> CubeTen
 /// Whether `plan`'s 64-bit indices are read without 64-bit integers: as 32-bit words by the
 /// kernels, or narrowed to i32 for the composition ([`for_composition`]) where every index fits.
 pub(in crate::backend) fn reads_index_words(plan: &UnpoolPlan) -> bool {
-    addresses(plan) || plan.index_range_end() <= 1 << 31
+    addresses(plan) || narrows(plan)
+}
+
+/// Whether every valid index of `plan` fits an i32, so 64-bit ones narrow without loss.
+fn narrows(plan: &UnpoolPlan) -> bool {
+    plan.index_range_end() <= 1 << 31
+}
+
+/// `indices`, contiguous, as the u32 words of its binding (two per 64-bit index), read in place:
+/// a contiguous tensor's binding starts at its first element.
+fn as_words(indices: CubeTensor) -> CubeTensor {
+    let indices = contiguous(indices);
+    let words = indices.shape().num_elements() * indices.dtype.size() / 4;
+    CubeTensor::new_contiguous(
+        indices.client,
+        indices.device,
+        Shape::new([words]),
+        indices.handle,
+        DType::U32,
+    )
 }
 
 #[cfg(test)]
